@@ -1,0 +1,29 @@
+"""Kernel-structure grammar: expressions as plain data, parsing, expansion operators.
+
+This subpackage is independent of fitting and of scikit-learn objects; the
+numerical kernels and the conversion to and from scikit-learn kernels are in
+:mod:`skgpsearch.kernels`.
+"""
+
+from ._expr import Base, Expr, Product, Sum, add, multiply
+from ._grammars import CompositionalGrammar, Grammar, SumOfProductsGrammar, get_grammar
+from ._kinds import KINDS, KernelKind, get_kind, kind_names
+from ._parse import parse
+
+__all__ = [
+    "Base",
+    "CompositionalGrammar",
+    "Expr",
+    "Grammar",
+    "KINDS",
+    "KernelKind",
+    "Product",
+    "Sum",
+    "SumOfProductsGrammar",
+    "add",
+    "get_grammar",
+    "get_kind",
+    "kind_names",
+    "multiply",
+    "parse",
+]

@@ -1,0 +1,245 @@
+"""Expansion operators: grammars that turn a structure into its children.
+
+A grammar knows nothing about data or fitting. Given the number of input
+columns it lists the starting structures (:meth:`initial`) and, for any
+structure, its canonical, deduplicated children (:meth:`expand`). The search
+decides which children to fit.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+from ._expr import Base, Expr, add
+from ._kinds import KINDS, get_kind
+
+__all__ = ["Grammar", "CompositionalGrammar", "SumOfProductsGrammar", "get_grammar"]
+
+
+class Grammar:
+    """Common machinery of the grammars (restrictions, base set, deduplication).
+
+    Parameters
+    ----------
+    base_kernels : sequence of str
+        Kinds that may be used on every column (``C`` and ``WN`` are added
+        once, without columns, if listed).
+    kernels_per_column : dict, optional
+        ``{column: kinds}`` overriding ``base_kernels`` for those columns,
+        e.g. ``{0: ("SE", "PER", "LIN")}``; an empty sequence excludes the column.
+    max_terms : int, optional
+        Largest number of additive terms (of the distributed form) a child may have.
+    max_factors : int, optional
+        Largest number of base kernels in one additive term of a child.
+    """
+
+    default_base_kernels = ("SE",)
+
+    def __init__(self, base_kernels=None, *, kernels_per_column=None, max_terms=None, max_factors=None):
+        self.base_kernels = base_kernels
+        self.kernels_per_column = kernels_per_column
+        self.max_terms = max_terms
+        self.max_factors = max_factors
+
+    # -- parameters ---------------------------------------------------------
+    def get_params(self):
+        """Constructor parameters (for repr, equality and cloning)."""
+        return {
+            "base_kernels": self.base_kernels,
+            "kernels_per_column": self.kernels_per_column,
+            "max_terms": self.max_terms,
+            "max_factors": self.max_factors,
+        }
+
+    def __repr__(self):
+        args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items() if v is not None)
+        return f"{type(self).__name__}({args})"
+
+    def __eq__(self, other):
+        return type(self) is type(other) and self.get_params() == other.get_params()
+
+    def __hash__(self):
+        return hash((type(self).__name__, repr(self)))
+
+    def _kinds(self, kinds, where):
+        if isinstance(kinds, str):
+            kinds = (kinds,)
+        try:
+            return tuple(dict.fromkeys(get_kind(k).name for k in kinds))
+        except TypeError:
+            raise ValueError(f"{where} must be a sequence of kernel names, got {kinds!r}.") from None
+
+    def _check_limits(self):
+        for name in ("max_terms", "max_factors"):
+            value = getattr(self, name)
+            if value is not None and (
+                isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1
+            ):
+                raise ValueError(f"{name} must be a positive integer or None, got {value!r}.")
+
+    def base_set(self, n_features):
+        """All base kernels the grammar may insert, in canonical order.
+
+        Parameters
+        ----------
+        n_features : int
+            Number of input columns.
+        """
+        if isinstance(n_features, bool) or not isinstance(n_features, numbers.Integral) or n_features < 1:
+            raise ValueError(f"n_features must be a positive integer, got {n_features!r}.")
+        self._check_limits()
+        default = self._kinds(
+            self.default_base_kernels if self.base_kernels is None else self.base_kernels,
+            "base_kernels",
+        )
+        per_column = {}
+        for column, kinds in (self.kernels_per_column or {}).items():
+            if isinstance(column, bool) or not isinstance(column, numbers.Integral) or not 0 <= column < n_features:
+                raise ValueError(
+                    f"kernels_per_column has column {column!r}, but there are {n_features} columns."
+                )
+            per_column[int(column)] = self._kinds(kinds, f"kernels_per_column[{column}]")
+        bases = []
+        global_kinds = [k for k in default if KINDS[k].columns == "none"]
+        for kinds in per_column.values():
+            global_kinds += [k for k in kinds if KINDS[k].columns == "none"]
+        bases += [Base(k) for k in dict.fromkeys(global_kinds)]
+        for column in range(n_features):
+            for k in per_column.get(column, default):
+                if KINDS[k].columns != "none":
+                    bases.append(Base(k, column))
+        if not bases:
+            raise ValueError("The grammar has no base kernels: check base_kernels and kernels_per_column.")
+        return sorted(bases)
+
+    def initial(self, n_features):
+        """Starting structures of a search: every base kernel of the base set."""
+        return [b for b in self.base_set(n_features) if self.admits(b)]
+
+    def admits(self, expr):
+        """Whether ``expr`` satisfies the size restrictions."""
+        if self.max_terms is not None and expr.n_terms > self.max_terms:
+            return False
+        if self.max_factors is not None and expr.max_factors > self.max_factors:
+            return False
+        return True
+
+    def expand(self, expr, n_features):
+        """Canonical, unique children of ``expr`` that satisfy the restrictions.
+
+        The parent itself (a child that simplifies back to it) is never listed.
+        Hyperparameter values carried by the parent's base kernels ride along
+        to the children; inserted base kernels carry none.
+        """
+        if not isinstance(expr, Expr):
+            raise ValueError(f"expand needs a kernel-structure expression, got {type(expr).__name__}.")
+        bases = self.base_set(n_features)
+        children = {}
+        for child in self._candidates(expr, bases):
+            if child != expr and child not in children and self.admits(child):
+                children[child] = child
+        return list(children)
+
+    def n_candidates(self, expr, n_features):
+        """Number of children before deduplication and restrictions."""
+        return sum(1 for _ in self._candidates(expr, self.base_set(n_features)))
+
+    def _candidates(self, expr, bases):
+        raise NotImplementedError
+
+
+class CompositionalGrammar(Grammar):
+    """The compositional kernel grammar of Duvenaud et al. (2013).
+
+    For every subexpression S of the structure and every base kernel B of the
+    base set, the children are the structure with S replaced by ``S + B`` and
+    by ``S * B``; every base kernel in the structure may also be replaced by
+    any other base kernel B'. Subexpressions are the nodes of the canonical
+    tree: the whole structure and, recursively, every operand of a sum or
+    product (for an n-ary sum, ``S + B`` at a sub-sum equals ``S + B`` at the
+    whole sum by associativity, so only nodes are enumerated).
+
+    Parameters
+    ----------
+    base_kernels : sequence of str, default=("SE", "RQ", "PER", "LIN")
+    kernels_per_column, max_terms, max_factors
+        See :class:`Grammar`.
+
+    Examples
+    --------
+    >>> from skgpsearch.grammar import CompositionalGrammar, parse
+    >>> g = CompositionalGrammar(["SE", "LIN"])
+    >>> sorted(str(c) for c in g.expand(parse("SE(0)"), n_features=1))
+    ['LIN(0)', 'SE(0) * LIN(0)', 'SE(0) + LIN(0)', 'SE(0) + SE(0)']
+    """
+
+    default_base_kernels = ("SE", "RQ", "PER", "LIN")
+
+    def _candidates(self, expr, bases):
+        for path, node in expr.subexpressions():
+            for base in bases:
+                yield expr.replace(path, node + base)
+                yield expr.replace(path, node * base)
+            if isinstance(node, Base):
+                for base in bases:
+                    if base != node:
+                        yield expr.replace(path, base)
+
+
+class SumOfProductsGrammar(Grammar):
+    """The sum-of-products grammar of the GP-classification search (seed 001, §4.1.2).
+
+    With the structure written as a sum of terms ``K_1 + ... + K_m``, the
+    children are ``K + B`` and ``K_1 + ... + K_j * B + ... + K_m`` for every
+    base kernel B of the base set and every term j: ``|B| * (m + 1)``
+    candidates before deduplication (``D * (m + 1)`` with one kind per column).
+    Starting from base kernels, every structure it reaches is a sum of
+    products of base kernels.
+
+    Parameters
+    ----------
+    base_kernels : sequence of str, default=("SE",)
+    kernels_per_column, max_terms, max_factors
+        See :class:`Grammar`.
+
+    Examples
+    --------
+    >>> from skgpsearch.grammar import SumOfProductsGrammar, parse
+    >>> g = SumOfProductsGrammar()
+    >>> [str(c) for c in g.expand(parse("SE(0) + SE(1)"), n_features=2)]
+    ['SE(0) + SE(0) + SE(1)', 'SE(0) + SE(1) + SE(1)', 'SE(1) + SE(0) * SE(1)', 'SE(0) + SE(0) * SE(1)']
+    """
+
+    default_base_kernels = ("SE",)
+
+    def _candidates(self, expr, bases):
+        terms = expr.terms()
+        for base in bases:
+            yield expr + base
+        for j, term in enumerate(terms):
+            for base in bases:
+                yield add(*terms[:j], term * base, *terms[j + 1:])
+
+
+_GRAMMARS = {
+    "compositional": CompositionalGrammar,
+    "cks": CompositionalGrammar,
+    "sum_of_products": SumOfProductsGrammar,
+    "sop": SumOfProductsGrammar,
+}
+
+
+def get_grammar(grammar, **params):
+    """A grammar from its name (``"compositional"``/``"cks"``, ``"sum_of_products"``/``"sop"``) or instance.
+
+    Extra keyword arguments are passed to the constructor when a name is given.
+    """
+    if isinstance(grammar, Grammar):
+        if params:
+            raise ValueError("Keyword arguments are only accepted with a grammar name.")
+        return grammar
+    if isinstance(grammar, str) and grammar.lower() in _GRAMMARS:
+        return _GRAMMARS[grammar.lower()](**params)
+    raise ValueError(
+        f"Unknown grammar {grammar!r}; use one of {', '.join(sorted(_GRAMMARS))} or a Grammar instance."
+    )

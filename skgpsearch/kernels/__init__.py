@@ -1,0 +1,62 @@
+"""Scikit-learn kernels of the base-kernel catalogue, and conversion from structures.
+
+Every class here is a real :class:`sklearn.gaussian_process.kernels.Kernel`:
+it works in scikit-learn's ``GaussianProcessRegressor`` and composes with
+scikit-learn's own kernels.
+"""
+
+from ._base import (
+    C,
+    LIN,
+    M12,
+    M32,
+    M52,
+    PER,
+    RQ,
+    SE,
+    WN,
+    CatalogueKernel,
+    Constant,
+    Linear,
+    Matern12,
+    Matern32,
+    Matern52,
+    Periodic,
+    RationalQuadratic,
+    SquaredExponential,
+    WhiteNoise,
+    KERNEL_CLASSES,
+)
+from ._columns import ActiveColumns
+from ._convert import from_kernel, inherit_values, to_kernel
+from ._defaults import DataSummary, default_hyperparameters, unit_amplitude
+
+__all__ = [
+    "ActiveColumns",
+    "C",
+    "CatalogueKernel",
+    "Constant",
+    "DataSummary",
+    "KERNEL_CLASSES",
+    "LIN",
+    "Linear",
+    "M12",
+    "M32",
+    "M52",
+    "Matern12",
+    "Matern32",
+    "Matern52",
+    "PER",
+    "Periodic",
+    "RQ",
+    "RationalQuadratic",
+    "SE",
+    "SquaredExponential",
+    "WN",
+    "WhiteNoise",
+    "default_hyperparameters",
+    "from_kernel",
+    "inherit_values",
+    "to_kernel",
+    "unit_amplitude",
+]

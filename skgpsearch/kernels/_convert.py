@@ -1,0 +1,306 @@
+"""Conversion between kernel-structure expressions and scikit-learn kernels."""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.gaussian_process import kernels as sk
+
+from ..grammar import KINDS, Base, Expr, Product, Sum, add, multiply
+from ..grammar._expr import _scale, _scale_keeper
+from ._base import KERNEL_CLASSES, CatalogueKernel
+from ._columns import ActiveColumns
+from ._defaults import DataSummary, default_hyperparameters, unit_amplitude
+
+__all__ = ["to_kernel", "from_kernel", "inherit_values"]
+
+
+def to_kernel(expr, X=None, y=None, *, summary=None, parent=None):
+    """Build the scikit-learn kernel of a structure.
+
+    Base kernels become catalogue kernels wrapped in :class:`ActiveColumns`
+    (``C`` and ``WN`` act on no column and are not wrapped); sums and products
+    become scikit-learn ``Sum`` and ``Product`` kernels. In every product all
+    amplitudes but one are fixed (see ``Expr.free_amplitudes``), so that
+    ``kernel.n_dims == expr.n_hyperparameters``.
+
+    Initial values: hyperparameter values carried by the expression's base
+    kernels (e.g. inherited from a fitted parent) where present, else the
+    data-aware defaults of :func:`default_hyperparameters`, clipped into the
+    data-aware bounds. Scales carried by factors whose amplitude is fixed are
+    moved to the factor that keeps it, so the covariance is unchanged.
+
+    Parameters
+    ----------
+    expr : Expr
+        The structure (possibly carrying hyperparameter values).
+    X : array-like of shape (n_samples, n_features), optional
+        Training inputs for the defaults; without it (and without ``summary``)
+        unit-scale defaults for standardised data are used.
+    y : array-like of shape (n_samples,), optional
+        Training targets (their variance scales the amplitudes).
+    summary : DataSummary, optional
+        Precomputed statistics (instead of ``X``, ``y``).
+    parent : Expr or sklearn Kernel, optional
+        A fitted parent structure whose hyperparameter values the base
+        kernels shared with ``expr`` inherit (see :func:`inherit_values`).
+
+    Returns
+    -------
+    kernel : sklearn.gaussian_process.kernels.Kernel
+
+    Examples
+    --------
+    >>> from skgpsearch.grammar import parse
+    >>> from skgpsearch.kernels import to_kernel
+    >>> k = to_kernel(parse("SE(0) * PER(0) + LIN(1)"))
+    >>> k.n_dims == parse("SE(0) * PER(0) + LIN(1)").n_hyperparameters == 7
+    True
+    """
+    if not isinstance(expr, Expr):
+        raise ValueError(f"to_kernel needs a kernel-structure expression, got {type(expr).__name__}.")
+    if summary is None:
+        if X is not None:
+            summary = DataSummary.from_data(X, y)
+        else:
+            summary = DataSummary.unit(max(expr.columns, default=-1) + 1)
+    if parent is not None:
+        expr = inherit_values(expr, parent)
+    expr = _normalise_scales(expr, summary)
+    flags = iter(expr.free_amplitudes())
+    return _build(expr, summary, flags)
+
+
+def _build(node, summary, flags):
+    if isinstance(node, Base):
+        return _base_kernel(node, summary, next(flags))
+    kernels = [_build(op, summary, flags) for op in node.operands]
+    combine = sk.Sum if isinstance(node, Sum) else sk.Product
+    kernel = kernels[0]
+    for other in kernels[1:]:
+        kernel = combine(kernel, other)
+    return kernel
+
+
+def _base_kernel(leaf, summary, amplitude_free):
+    name, columns = leaf.kind.name, leaf.columns
+    defaults = default_hyperparameters(name, columns, summary)
+    carried = leaf.params
+    kwargs = {}
+    for param, (init, bounds) in defaults.items():
+        value = carried.get(param, init)
+        low, high = (np.asarray(b, dtype=float) for b in bounds)
+        value = np.clip(np.asarray(value, dtype=float), low, high)
+        if param == "offset" and len(columns) > 1:
+            kwargs[param] = value
+            kwargs[param + "_bounds"] = np.column_stack([low, high])
+        else:
+            kwargs[param] = float(np.ravel(value)[0])
+            kwargs[param + "_bounds"] = (float(np.ravel(low)[0]), float(np.ravel(high)[0]))
+    if leaf.kind.has_amplitude and not amplitude_free:
+        kwargs["variance"] = unit_amplitude(name, columns, summary)
+        kwargs["variance_bounds"] = "fixed"
+    kernel = KERNEL_CLASSES[name](**kwargs)
+    if leaf.kind.columns == "none":
+        return kernel
+    return ActiveColumns(kernel, list(columns))
+
+
+def _normalise_scales(expr, summary):
+    """Move the scale of fixed-amplitude factors to the factor that keeps it.
+
+    The covariance is unchanged: in a product with factors F_i and keeper F_k,
+    each non-keeper F_i = s_i * F_i' with F_i' at unit amplitude, and the
+    keeper is multiplied by the product of the s_i.
+    """
+    if isinstance(expr, Base):
+        return expr
+    ops = [_normalise_scales(op, summary) for op in expr.operands]
+    if isinstance(expr, Sum):
+        return Sum._make(ops)
+    keeper = _scale_keeper(ops)
+    total, found = 1.0, False
+    for i, op in enumerate(ops):
+        if i != keeper:
+            s, ops[i] = _extract_scale(op, summary)
+            if s is not None:
+                total *= s
+                found = True
+    if found:
+        ops[keeper] = _scale_or_set(ops[keeper], total, summary)
+    return Product._make(ops)
+
+
+def _extract_scale(node, summary):
+    """Write node = s * node' with the removed-scale leaf of node' at unit amplitude."""
+    if isinstance(node, Base):
+        params = node.params
+        if "variance" not in params:
+            return None, node
+        unit = unit_amplitude(node.kind.name, node.columns, summary)
+        s = params["variance"] / unit
+        params["variance"] = unit
+        return s, node.with_params(params)
+    ops = list(node.operands)
+    if isinstance(node, Sum):
+        s, ops[0] = _extract_scale(ops[0], summary)
+        if s is not None and s > 0:
+            ops[1:] = [_scale(op, 1.0 / s) for op in ops[1:]]
+        return s, Sum._make(ops)
+    k = _scale_keeper(ops)
+    s, ops[k] = _extract_scale(ops[k], summary)
+    return s, Product._make(ops)
+
+
+def _scale_or_set(node, factor, summary):
+    """Scale a keeper; a keeper base kernel without a value starts at unit amplitude times factor."""
+    if isinstance(node, Base) and "variance" not in node.params and node.kind.has_amplitude:
+        params = node.params
+        params["variance"] = factor * unit_amplitude(node.kind.name, node.columns, summary)
+        return node.with_params(params)
+    return _scale(node, factor)
+
+
+def inherit_values(expr, parent):
+    """Copy hyperparameter values from a parent's base kernels to matching ones of ``expr``.
+
+    Base kernels match when they have the same kind and columns; each of the
+    parent's base kernels is used at most once, in canonical order. Base
+    kernels of ``expr`` that already carry values keep them.
+
+    Parameters
+    ----------
+    expr : Expr
+    parent : Expr carrying values, or a fitted sklearn Kernel (read with :func:`from_kernel`).
+
+    Returns
+    -------
+    Expr
+        ``expr`` (equal structure) with values where a match was found.
+    """
+    if not isinstance(parent, Expr):
+        parent = from_kernel(parent, n_features=max(expr.columns, default=-1) + 1)
+    pool = {}
+    for leaf in parent.leaves:
+        if leaf.params:
+            pool.setdefault((leaf.kind.name, leaf.columns), []).append(leaf.params)
+
+    def take(leaf):
+        if leaf.params:
+            return leaf
+        queue = pool.get((leaf.kind.name, leaf.columns))
+        return leaf.with_params(queue.pop(0)) if queue else leaf
+
+    return expr.map_leaves(take)
+
+
+def from_kernel(kernel, n_features=None):
+    """Read a scikit-learn kernel back into a structure carrying its hyperparameter values.
+
+    Understands the catalogue kernels, :class:`ActiveColumns`, scikit-learn's
+    ``Sum`` and ``Product``, and the scikit-learn kernels with an exact
+    counterpart: ``RBF`` (an anisotropic one becomes a product of per-column
+    SE kernels), ``Matern`` with nu in {0.5, 1.5, 2.5}, ``RationalQuadratic``,
+    ``ExpSineSquared``, ``ConstantKernel``, ``WhiteKernel`` and
+    ``DotProduct`` (= C + LIN with zero offset).
+
+    Parameters
+    ----------
+    kernel : sklearn Kernel
+    n_features : int, optional
+        Number of input columns; needed when a column-dependent kernel is not
+        wrapped in :class:`ActiveColumns` (it then acts on all columns).
+
+    Returns
+    -------
+    Expr
+        The canonical structure; each base kernel's ``params`` holds its values.
+
+    Raises
+    ------
+    ValueError
+        For kernels without a counterpart in the grammar (the message names it).
+    """
+    columns = None if n_features is None else tuple(range(n_features))
+    return _read(kernel, columns)
+
+
+def _read(kernel, columns):
+    if isinstance(kernel, ActiveColumns):
+        cols = tuple(int(c) for c in kernel._column_indices())
+        if columns is not None:
+            cols = tuple(columns[c] for c in cols)
+        return _read(kernel.kernel, cols)
+    if isinstance(kernel, sk.Sum):
+        return add(_read(kernel.k1, columns), _read(kernel.k2, columns))
+    if isinstance(kernel, sk.Product):
+        return multiply(_read(kernel.k1, columns), _read(kernel.k2, columns))
+    if isinstance(kernel, CatalogueKernel):
+        params = {name: _value(getattr(kernel, name)) for name in kernel._hyperparameter_names}
+        return _leaf(kernel.kind, columns, params, kernel)
+    if isinstance(kernel, sk.ConstantKernel):
+        return Base("C", (), {"variance": kernel.constant_value})
+    if isinstance(kernel, sk.WhiteKernel):
+        return Base("WN", (), {"variance": kernel.noise_level})
+    if isinstance(kernel, sk.Matern):
+        kinds = {0.5: "M12", 1.5: "M32", 2.5: "M52"}
+        if kernel.nu not in kinds or np.ndim(kernel.length_scale) and np.size(kernel.length_scale) > 1:
+            raise ValueError(
+                f"{kernel!r} has no counterpart in the grammar (only isotropic Matern with nu in 0.5, 1.5, 2.5)."
+            )
+        return _leaf(kinds[kernel.nu], columns, {"variance": 1.0, "lengthscale": _value(kernel.length_scale)}, kernel)
+    if isinstance(kernel, sk.RBF):
+        lengthscale = np.atleast_1d(np.asarray(kernel.length_scale, dtype=float))
+        if lengthscale.size == 1:
+            return _leaf("SE", columns, {"variance": 1.0, "lengthscale": float(lengthscale[0])}, kernel)
+        cols = _require_columns(columns, kernel)
+        if len(cols) != lengthscale.size:
+            raise ValueError(f"{kernel!r} has {lengthscale.size} lengthscales for {len(cols)} columns.")
+        # exp(-Σ_k d_k²/2l_k²) = Π_k exp(-d_k²/2l_k²): an ARD RBF is a product of per-column SEs.
+        return multiply(
+            *(Base("SE", c, {"variance": 1.0, "lengthscale": float(l)}) for c, l in zip(cols, lengthscale))
+        )
+    if isinstance(kernel, sk.RationalQuadratic):
+        params = {"variance": 1.0, "lengthscale": _value(kernel.length_scale), "alpha": _value(kernel.alpha)}
+        return _leaf("RQ", columns, params, kernel)
+    if isinstance(kernel, sk.ExpSineSquared):
+        params = {"variance": 1.0, "lengthscale": _value(kernel.length_scale), "period": _value(kernel.periodicity)}
+        return _leaf("PER", columns, params, kernel)
+    if isinstance(kernel, sk.DotProduct):
+        cols = _require_columns(columns, kernel)
+        return add(
+            Base("C", (), {"variance": kernel.sigma_0**2}),
+            Base("LIN", cols, {"variance": 1.0, "offset": [0.0] * len(cols)}),
+        )
+    raise ValueError(
+        f"The kernel {kernel!r} ({type(kernel).__name__}) has no counterpart in the kernel grammar."
+    )
+
+
+def _value(value):
+    arr = np.asarray(value, dtype=float).ravel()
+    return float(arr[0]) if arr.size == 1 else tuple(arr)
+
+
+def _require_columns(columns, kernel):
+    if columns is None:
+        raise ValueError(
+            f"{kernel!r} is not restricted to columns; pass n_features so that it acts on all of them."
+        )
+    return columns
+
+
+def _leaf(kind, columns, params, kernel):
+    if KINDS[kind].columns == "none":
+        return Base(kind, (), params)
+    cols = _require_columns(columns, kernel)
+    if KINDS[kind].columns == "any" and kind != "LIN":
+        lengthscale = params.get("lengthscale")
+        if isinstance(lengthscale, tuple):
+            if len(lengthscale) == 1:
+                params["lengthscale"] = lengthscale[0]
+            else:
+                raise ValueError(
+                    f"{kernel!r} has one lengthscale per column; structures use one lengthscale per "
+                    "base kernel (write a product of per-column kernels instead)."
+                )
+    return Base(kind, cols, params)

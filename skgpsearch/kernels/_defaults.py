@@ -1,0 +1,194 @@
+"""Data-aware initial values and bounds of base-kernel hyperparameters.
+
+The defaults, per hyperparameter (v = variance of the target, 1 without
+one; for a base kernel on several columns the spread is the Euclidean norm of
+the per-column standard deviations and the range that of the ranges):
+
+================  =========================================  ===========================================
+hyperparameter    initial value                              bounds
+================  =========================================  ===========================================
+variance          v (LIN: v / Σ var(x_c), so that the        initial × [1e-6, 1e4]
+                  linear term starts with variance v)
+lengthscale       spread of the columns                      [½ smallest gap between distinct values,
+(SE, RQ, M*)                                                 100 × range]
+alpha (RQ)        1                                          [1e-3, 1e3]
+period (PER)      geometric mean of its bounds               [2 × smallest sampling interval (Nyquist),
+                                                             range of the column]
+lengthscale (PER) 1 (relative to the period)                 [0.05, 50]
+offset (LIN)      mean of the column                         [min − range, max + range]
+variance (WN)     v / 10                                     v × [1e-6, 10]
+================  =========================================  ===========================================
+
+A fixed amplitude (all but one factor of a product, see
+:meth:`skgpsearch.grammar.Expr.free_amplitudes`) is set to the *unit
+amplitude*: 1 for every kind but LIN, 1 / Σ var(x_c) for LIN, so that the
+factor has unit prior variance on the data.
+
+Degenerate columns (constant, or a single distinct value) fall back to a
+unit scale, so that every initial value lies strictly inside its bounds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["DataSummary", "default_hyperparameters", "unit_amplitude"]
+
+
+@dataclass(frozen=True)
+class DataSummary:
+    """Per-column statistics that the default hyperparameters are derived from.
+
+    Build it with :meth:`from_data`; the fields are arrays of shape
+    (n_features,) except ``target_variance``.
+    """
+
+    mean: np.ndarray
+    std: np.ndarray
+    minimum: np.ndarray
+    maximum: np.ndarray
+    min_gap: np.ndarray
+    target_variance: float = 1.0
+
+    @classmethod
+    def from_data(cls, X, y=None):
+        """Summarise training inputs ``X`` (n_samples, n_features) and optional targets ``y``."""
+        X = np.asarray(X, dtype=float)
+        if X.ndim == 1:
+            X = X[:, np.newaxis]
+        if X.ndim != 2 or X.shape[0] == 0 or X.shape[1] == 0:
+            raise ValueError(f"X must be a non-empty 2-D array, got shape {X.shape}.")
+        if not np.all(np.isfinite(X)):
+            raise ValueError("X contains NaN or infinity.")
+        gaps = np.empty(X.shape[1])
+        for j in range(X.shape[1]):
+            diffs = np.diff(np.unique(X[:, j]))
+            gaps[j] = diffs.min() if diffs.size else np.nan
+        target_variance = 1.0
+        if y is not None:
+            y = np.asarray(y, dtype=float)
+            if not np.all(np.isfinite(y)):
+                raise ValueError("y contains NaN or infinity.")
+            var = float(np.var(y)) if y.size > 1 else 0.0
+            target_variance = var if var > 0 else 1.0
+        return cls(
+            mean=X.mean(axis=0),
+            std=X.std(axis=0),
+            minimum=X.min(axis=0),
+            maximum=X.max(axis=0),
+            min_gap=gaps,
+            target_variance=target_variance,
+        )
+
+    @classmethod
+    def unit(cls, n_features):
+        """Summary of standardised data (unit scales), used when no data is given."""
+        ones = np.ones(n_features)
+        return cls(
+            mean=np.zeros(n_features),
+            std=ones,
+            minimum=-2.0 * ones,
+            maximum=2.0 * ones,
+            min_gap=0.01 * ones,
+            target_variance=1.0,
+        )
+
+    @property
+    def n_features(self):
+        return self.mean.shape[0]
+
+    def _check(self, columns):
+        for c in columns:
+            if c >= self.n_features:
+                raise ValueError(
+                    f"The structure uses column {c}, but the data has {self.n_features} columns."
+                )
+
+    def spread(self, columns):
+        s = float(np.sqrt(np.sum(self.std[list(columns)] ** 2)))
+        return s if s > 0 else 1.0
+
+    def range(self, columns):
+        cols = list(columns)
+        r = float(np.sqrt(np.sum((self.maximum[cols] - self.minimum[cols]) ** 2)))
+        return r if r > 0 else 1.0
+
+    def smallest_gap(self, columns):
+        gaps = self.min_gap[list(columns)]
+        gaps = gaps[np.isfinite(gaps) & (gaps > 0)]
+        return float(gaps.min()) if gaps.size else None
+
+
+def unit_amplitude(kind, columns, summary):
+    """Value of a fixed amplitude: the one giving the factor unit prior variance."""
+    if kind == "LIN":
+        summary._check(columns)
+        total = float(np.sum(summary.std[list(columns)] ** 2))
+        return 1.0 / total if total > 0 else 1.0
+    return 1.0
+
+
+def _inside(init, low, high):
+    """Widen (low, high) if needed so that low < init < high."""
+    low = min(low, init / 10.0)
+    high = max(high, init * 10.0)
+    return init, (low, high)
+
+
+def default_hyperparameters(kind, columns, summary):
+    """Initial values and bounds of a base kernel's hyperparameters.
+
+    Parameters
+    ----------
+    kind : str
+        Catalogue name, e.g. ``"SE"``.
+    columns : tuple of int
+        Columns the kernel acts on (empty for ``C`` and ``WN``).
+    summary : DataSummary
+        Statistics of the training data.
+
+    Returns
+    -------
+    dict
+        ``{name: (initial value, (lower, upper))}``; a per-column
+        hyperparameter (LIN's offset) has arrays of one value per column.
+    """
+    summary._check(columns)
+    v = summary.target_variance
+    out = {}
+    if kind == "LIN":
+        variance = v * unit_amplitude("LIN", columns, summary)
+    elif kind == "WN":
+        out["variance"] = (0.1 * v, (1e-6 * v, 10.0 * v))
+        return out
+    else:
+        variance = v
+    out["variance"] = (variance, (1e-6 * variance, 1e4 * variance))
+
+    if kind in ("SE", "RQ", "M12", "M32", "M52"):
+        spread, span = summary.spread(columns), summary.range(columns)
+        gap = summary.smallest_gap(columns)
+        low = 0.5 * gap if gap is not None else 1e-3 * span
+        out["lengthscale"] = _inside(spread, low, 100.0 * span)
+    if kind == "RQ":
+        out["alpha"] = (1.0, (1e-3, 1e3))
+    if kind == "PER":
+        span = summary.range(columns)
+        gap = summary.smallest_gap(columns)
+        low = 2.0 * gap if gap is not None else 1e-3 * span
+        high = span
+        if low >= high:
+            low = high / 100.0
+        out["period"] = (float(np.sqrt(low * high)), (low, high))
+        out["lengthscale"] = (1.0, (0.05, 50.0))
+    if kind == "LIN":
+        cols = list(columns)
+        span = summary.maximum[cols] - summary.minimum[cols]
+        span = np.where(span > 0, span, 1.0)
+        out["offset"] = (
+            summary.mean[cols].copy(),
+            (summary.minimum[cols] - span, summary.maximum[cols] + span),
+        )
+    return out
