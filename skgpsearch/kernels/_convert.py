@@ -53,7 +53,7 @@ def to_kernel(expr, X=None, y=None, *, summary=None, parent=None):
     >>> from skgpsearch.grammar import parse
     >>> from skgpsearch.kernels import to_kernel
     >>> k = to_kernel(parse("SE(0) * PER(0) + LIN(1)"))
-    >>> k.n_dims == parse("SE(0) * PER(0) + LIN(1)").n_hyperparameters == 7
+    >>> k.n_dims == parse("SE(0) * PER(0) + LIN(1)").n_hyperparameters == 6
     True
     """
     if not isinstance(expr, Expr):

@@ -1,0 +1,26 @@
+"""The README's code runs as written and its quick start is what CI runs."""
+
+import contextlib
+import io
+import pathlib
+import re
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+README = (ROOT / "README.md").read_text()
+
+
+def test_readme_python_example_runs_and_prints_what_it_says():
+    blocks = re.findall(r"```python\n(.*?)```", README, flags=re.S)
+    assert blocks, "README has no python example"
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(compile(blocks[0], "README.md", "exec"), {})  # noqa: S102 - runs the docs, not package code
+    assert out.getvalue().split() == ["SE(2)", "+", "SE(0)", "*", "SE(1)", "5", "2"]
+
+
+def test_quick_start_has_two_commands_and_ci_runs_the_test_command():
+    quick = re.search(r"## Quick start\n\n```bash\n(.*?)```", README, flags=re.S).group(1)
+    commands = [line for line in quick.splitlines() if line.strip()]
+    assert len(commands) == 2
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert commands[1] in ci.splitlines()
