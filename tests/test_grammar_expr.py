@@ -139,6 +139,11 @@ def test_rule_white_noise_times_constant_diagonal_is_white_noise():
         np.testing.assert_allclose(matrix(product), matrix(wn) * matrix(other), rtol=1e-12)
     # a linear kernel's diagonal varies: WN * LIN is heteroscedastic noise, not WN
     assert parse("WN * LIN(0)").n_base_kernels == 2
+    # constant-diagonal factors are absorbed whatever the grouping (associativity)
+    lin = Base("LIN", 0, {"variance": 0.7, "offset": 0.2})
+    mixed = multiply(wn, se, add(se, lin))
+    assert mixed == parse("WN * (SE(0) + LIN(0))") == multiply(multiply(se, wn), add(se, lin))
+    np.testing.assert_allclose(matrix(mixed), matrix(wn) * matrix(se) * matrix(add(se, lin)), rtol=1e-12)
 
 
 def test_singletons_unwrap():
@@ -295,3 +300,12 @@ def test_free_amplitudes_rule():
     assert parse("SE(0) * PER(0) * LIN(1)").free_amplitudes() == (True, False, False)
     # the sum keeps the product's scale; removing the other sum's scale fixes its first term
     assert parse("(SE(0) + PER(0)) * (SE(1) + LIN(0))").free_amplitudes() == (True, True, False, True)
+
+
+@settings(max_examples=200, deadline=None)
+@given(expressions(max_leaves=4), expressions(max_leaves=4), expressions(max_leaves=4))
+def test_operators_are_associative_and_commutative(a, b, c):
+    """The rules are confluent: grouping and order of operands never change the result."""
+    for op in (add, multiply):
+        results = {op(op(a, b), c), op(a, op(b, c)), op(c, b, a), op(b, op(c, a))}
+        assert len(results) == 1

@@ -24,10 +24,10 @@ none changes the set of covariance functions an expression can represent):
    of constants is a constant.
 5. **Constant and white-noise terms** -- ``C + C`` is ``C`` and ``WN + WN`` is
    ``WN`` (variances add).
-6. **White-noise products** -- white noise times a kernel with constant
-   diagonal (stationary kernels, constants, sums and products of them) is
-   white noise: WN is non-zero only on the diagonal, where the other factor
-   is a constant.
+6. **White-noise products** -- in a product with white noise, every factor
+   with constant diagonal (stationary kernels, constants, sums and products
+   of them) is absorbed into the white noise's variance: WN is non-zero only
+   on the diagonal, where such a factor is a constant.
 7. **Singletons** -- a sum or product of one operand is that operand.
 
 Distributivity is deliberately *not* a rule: ``A * (B + C)`` and
@@ -522,10 +522,8 @@ def multiply(*exprs):
     for e in exprs:
         operands.extend(e.operands if isinstance(e, Product) else (e,))
     operands = _merge_closed_factors(operands)
-    if any(_is_kind(op, "WN") for op in operands) and all(
-        _constant_diagonal(op) for op in operands
-    ):
-        return _white_noise_product(operands)
+    if any(_is_kind(op, "WN") for op in operands):
+        operands = _absorb_into_white_noise(operands)
     operands = _absorb_constants(operands)
     operands.sort(key=lambda op: op._key)
     if len(operands) == 1:
@@ -594,10 +592,13 @@ def _diagonal_value(expr):
     return sum(values) if isinstance(expr, Sum) else math.prod(values)
 
 
-def _white_noise_product(operands):
-    values = [_diagonal_value(op) for op in operands]
+def _absorb_into_white_noise(operands):
+    """WN * K = WN * diag(K): every constant-diagonal factor joins the white noise."""
+    absorbed = [op for op in operands if _constant_diagonal(op)]
+    rest = [op for op in operands if not _constant_diagonal(op)]
+    values = [_diagonal_value(op) for op in absorbed]
     params = None if any(v is None for v in values) else {"variance": math.prod(values)}
-    return Base("WN", (), params)
+    return rest + [Base("WN", (), params)]
 
 
 def _scale_keeper(operands):

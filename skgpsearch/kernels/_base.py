@@ -129,8 +129,8 @@ class CatalogueKernel(Kernel):
         for name in self._hyperparameter_names:
             value = np.asarray(getattr(self, name), dtype=float)
             text = (
-                f"{float(value):.3g}"
-                if value.ndim == 0 or value.size == 1
+                f"{float(value.ravel()[0]):.3g}"
+                if value.size == 1
                 else "[" + ", ".join(f"{v:.3g}" for v in value.ravel()) + "]"
             )
             parts.append(f"{name}={text}")

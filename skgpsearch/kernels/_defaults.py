@@ -101,7 +101,7 @@ class DataSummary:
 
     def _check(self, columns):
         for c in columns:
-            if c >= self.n_features:
+            if c < 0 or c >= self.n_features:
                 raise ValueError(
                     f"The structure uses column {c}, but the data has {self.n_features} columns."
                 )
@@ -132,8 +132,10 @@ def unit_amplitude(kind, columns, summary):
 
 def _inside(init, low, high):
     """Widen (low, high) if needed so that low < init < high."""
-    low = min(low, init / 10.0)
-    high = max(high, init * 10.0)
+    if low >= init:
+        low = init / 10.0
+    if high <= init:
+        high = init * 10.0
     return init, (low, high)
 
 

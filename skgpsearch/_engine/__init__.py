@@ -1,0 +1,1 @@
+"""Internal GP engines: fit hyperparameters, evaluate, predict; O(n²) memory."""

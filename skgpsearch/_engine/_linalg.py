@@ -1,0 +1,59 @@
+"""Dense linear algebra for GP engines: jittered Cholesky and friends."""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.linalg import LinAlgError, cho_solve, cholesky, lapack
+
+__all__ = ["NumericalError", "jittered_cholesky", "cholesky_inverse", "cho_solve"]
+
+#: Relative jitter levels tried, as multiples of the mean of diag(K).
+JITTER_LEVELS = (0.0, 1e-10, 1e-9, 1e-8, 1e-7, 1e-6, 1e-5, 1e-4)
+
+
+class NumericalError(ArithmeticError):
+    """A covariance matrix stayed numerically singular or non-finite."""
+
+
+def jittered_cholesky(K):
+    """Lower Cholesky factor of K, adding escalating jitter to the diagonal if needed.
+
+    Returns
+    -------
+    L : ndarray (n, n)
+        Lower-triangular factor of K + jitter * I.
+    jitter : float
+        The absolute jitter that was added (0.0 when none was needed).
+
+    Raises
+    ------
+    NumericalError
+        If K has non-finite entries or is not positive definite even with the
+        largest jitter (1e-4 × mean diagonal).
+    """
+    if not np.all(np.isfinite(K)):
+        raise NumericalError("the covariance matrix has non-finite entries")
+    scale = float(np.mean(np.diag(K)))
+    if not scale > 0:
+        raise NumericalError("the covariance matrix has a non-positive diagonal")
+    for level in JITTER_LEVELS:
+        jitter = level * scale
+        if jitter:
+            K = K.copy()
+            K[np.diag_indices_from(K)] += jitter
+        L, info = lapack.dpotrf(K, lower=1, clean=1, overwrite_a=0)
+        if info == 0:
+            return L, jitter
+    raise NumericalError(
+        f"the covariance matrix is not positive definite even with jitter {JITTER_LEVELS[-1]:g} x mean diagonal"
+    )
+
+
+def cholesky_inverse(L):
+    """K^{-1} from the lower Cholesky factor of K (LAPACK potri), symmetrised."""
+    inv, info = lapack.dpotri(L, lower=1)
+    if info != 0:
+        raise NumericalError("inverting the covariance matrix failed")
+    inv = np.tril(inv)
+    inv += np.tril(inv, -1).T
+    return inv

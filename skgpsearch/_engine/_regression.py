@@ -1,0 +1,198 @@
+"""Exact Gaussian-process regression: objective, hyperparameter fitting, posterior.
+
+The noise variance is a likelihood hyperparameter: it is the last entry of
+the parameter vector ``theta = [kernel.theta, log(noise_variance)]``.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import warnings
+
+import numpy as np
+from scipy.linalg import solve_triangular
+from scipy.optimize import minimize
+
+from ._kernel_tree import KernelTree
+from ._linalg import NumericalError, cho_solve, cholesky_inverse, jittered_cholesky
+
+__all__ = ["RegressionObjective", "GPPosterior", "optimize_hyperparameters", "random_starts"]
+
+_LOG_2PI = math.log(2.0 * math.pi)
+
+
+class RegressionObjective:
+    """Log marginal likelihood of exact GP regression and its gradient.
+
+    Parameters
+    ----------
+    kernel : sklearn Kernel
+        Its ``theta`` is modified in place by evaluations.
+    X : ndarray (n, d)
+    y : ndarray (n,)
+        Targets (already centred/scaled by the caller if wanted).
+    noise_bounds : pair of float
+        Bounds of the Gaussian noise variance.
+    """
+
+    def __init__(self, kernel, X, y, noise_bounds):
+        self.kernel = kernel
+        self.tree = KernelTree(kernel, X)
+        self.y = np.asarray(y, dtype=float)
+        self.n = self.y.shape[0]
+        kb = kernel.bounds
+        kb = np.asarray(kb, dtype=float).reshape(-1, 2)
+        self.bounds = np.vstack([kb, np.log(np.asarray(noise_bounds, dtype=float))[np.newaxis, :]])
+        self.n_evaluations = 0
+
+    @property
+    def n_dims(self):
+        return self.bounds.shape[0]
+
+    def covariance(self, theta):
+        """K(X, X) + noise I at ``theta`` (a new array)."""
+        self.tree.theta = theta[:-1]
+        K = self.tree.matrix()
+        K[np.diag_indices_from(K)] += math.exp(theta[-1])
+        return K
+
+    def __call__(self, theta, eval_gradient=False):
+        """Log marginal likelihood (and its gradient w.r.t. ``theta``).
+
+        Raises
+        ------
+        NumericalError
+            When the covariance is not positive definite even with jitter.
+        """
+        self.n_evaluations += 1
+        theta = np.asarray(theta, dtype=float)
+        K = self.covariance(theta)
+        L, _ = jittered_cholesky(K)
+        del K
+        alpha = cho_solve((L, True), self.y)
+        lml = -0.5 * float(self.y @ alpha) - float(np.log(np.diag(L)).sum()) - 0.5 * self.n * _LOG_2PI
+        if not eval_gradient:
+            return lml
+        # W = αα^T − K^{-1}; dL/dθ_j = ½ tr(W ∂K/∂θ_j)
+        W = cholesky_inverse(L)
+        del L
+        W *= -1.0
+        W += np.outer(alpha, alpha)
+        noise = math.exp(theta[-1])
+        grad_noise = 0.5 * noise * float(np.trace(W))
+        W *= 0.5
+        grad_kernel = self.tree.contract(W)
+        return lml, np.append(grad_kernel, grad_noise)
+
+
+def _hyperparameter_names(kernel):
+    names = []
+    for hp in kernel.hyperparameters:
+        if not hp.fixed:
+            names += [hp.name] * hp.n_elements
+    return names + ["noise_variance"]
+
+
+def random_starts(kernel, theta0, bounds, n_starts, rng):
+    """Random starting points inside the bounds.
+
+    Amplitudes and the noise variance are drawn log-uniformly within a factor
+    of 10 of their initial value (their data-aware bounds are much wider than
+    any useful start); every other hyperparameter log-uniformly (the LIN
+    offset uniformly) over its whole bounds.
+    """
+    names = _hyperparameter_names(kernel)
+    starts = []
+    for _ in range(n_starts):
+        theta = np.empty_like(theta0)
+        for j, name in enumerate(names):
+            low, high = bounds[j]
+            if re.search(r"variance$", name):
+                low, high = max(low, theta0[j] - math.log(10.0)), min(high, theta0[j] + math.log(10.0))
+            theta[j] = rng.uniform(low, high)
+        starts.append(theta)
+    return starts
+
+
+def optimize_hyperparameters(objective, starts, maxiter=200):
+    """Maximise the objective from each start with L-BFGS-B in theta space.
+
+    Returns
+    -------
+    best_theta, best_value : ndarray, float
+        The best optimum over the starts (``None, -inf`` if every start failed).
+    failures : list of str
+        Why starts failed.
+    """
+    bounds = objective.bounds
+    best_theta, best_value, failures = None, -np.inf, []
+
+    def negative(theta):
+        try:
+            value, grad = objective(theta, eval_gradient=True)
+        except NumericalError:
+            # Steer the line search away from singular regions without aborting.
+            return 1e25, np.zeros_like(theta)
+        if not (np.isfinite(value) and np.all(np.isfinite(grad))):
+            return 1e25, np.zeros_like(theta)
+        return -value, -grad
+
+    for theta0 in starts:
+        theta0 = np.clip(np.asarray(theta0, dtype=float), bounds[:, 0], bounds[:, 1])
+        try:
+            objective(theta0)
+        except NumericalError as exc:
+            failures.append(f"start not positive definite: {exc}")
+            continue
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            result = minimize(
+                negative, theta0, jac=True, method="L-BFGS-B", bounds=bounds, options={"maxiter": maxiter}
+            )
+        value = -float(result.fun)
+        if value > -1e24 and value > best_value:
+            best_theta, best_value = np.asarray(result.x, dtype=float), value
+    return best_theta, best_value, failures
+
+
+class GPPosterior:
+    """Posterior of exact GP regression at fixed hyperparameters.
+
+    Parameters
+    ----------
+    kernel : sklearn Kernel
+        Fitted kernel *without* the noise term.
+    noise_variance : float
+    X : ndarray (n, d)
+    y : ndarray (n,)
+        Targets on the scale the kernel was fitted on.
+    """
+
+    def __init__(self, kernel, noise_variance, X, y):
+        self.kernel = kernel
+        self.noise_variance = float(noise_variance)
+        self.X = X
+        self.y = np.asarray(y, dtype=float)
+        K = KernelTree(kernel, X).matrix()
+        K[np.diag_indices_from(K)] += self.noise_variance
+        self.L, self.jitter = jittered_cholesky(K)
+        self.alpha = cho_solve((self.L, True), self.y)
+        n = self.y.shape[0]
+        self.log_marginal_likelihood = (
+            -0.5 * float(self.y @ self.alpha) - float(np.log(np.diag(self.L)).sum()) - 0.5 * n * _LOG_2PI
+        )
+
+    def predict(self, X, return_std=False, return_cov=False):
+        """Posterior mean of the latent function at ``X``, and its std or covariance."""
+        K_star = self.kernel(X, self.X)
+        mean = K_star @ self.alpha
+        if not (return_std or return_cov):
+            return mean, None
+        V = solve_triangular(self.L, K_star.T, lower=True, check_finite=False)
+        if return_cov:
+            cov = self.kernel(X) - V.T @ V
+            return mean, cov
+        var = self.kernel.diag(X) - np.einsum("ij,ij->j", V, V)
+        np.maximum(var, 0.0, out=var)
+        return mean, np.sqrt(var)

@@ -1,0 +1,272 @@
+"""Tests of the data-aware defaults (skgpsearch.kernels._defaults)."""
+
+import numpy as np
+import pytest
+
+from skgpsearch.kernels import DataSummary, default_hyperparameters, unit_amplitude
+
+KINDS = ["SE", "RQ", "PER", "LIN", "M12", "M32", "M52", "C", "WN"]
+EXPECTED_KEYS = {
+    "SE": {"variance", "lengthscale"},
+    "M12": {"variance", "lengthscale"},
+    "M32": {"variance", "lengthscale"},
+    "M52": {"variance", "lengthscale"},
+    "RQ": {"variance", "lengthscale", "alpha"},
+    "PER": {"variance", "lengthscale", "period"},
+    "LIN": {"variance", "offset"},
+    "C": {"variance"},
+    "WN": {"variance"},
+}
+NO_COLUMNS = {"C", "WN"}
+
+# col 0: [0, 1, 3, 3, 7]: mean 2.8, population std 2.4, gaps 1, 2, 4; col 1 constant.
+X_KNOWN = np.array([[0.0, 5.0], [1.0, 5.0], [3.0, 5.0], [3.0, 5.0], [7.0, 5.0]])
+Y_KNOWN = np.array([1.0, 2.0, 3.0, 4.0, 5.0])  # population variance 2
+
+
+# --------------------------------------------------------------------------
+# DataSummary
+# --------------------------------------------------------------------------
+
+
+def test_from_data_known_values():
+    s = DataSummary.from_data(X_KNOWN, Y_KNOWN)
+    np.testing.assert_allclose(s.mean, [2.8, 5.0])
+    np.testing.assert_allclose(s.std, [2.4, 0.0], atol=1e-15)
+    np.testing.assert_array_equal(s.minimum, [0.0, 5.0])
+    np.testing.assert_array_equal(s.maximum, [7.0, 5.0])
+    assert s.min_gap[0] == 1.0
+    assert np.isnan(s.min_gap[1])  # a single distinct value has no gap
+    assert s.target_variance == pytest.approx(2.0)
+    assert s.n_features == 2
+
+
+def test_from_data_matches_numpy_on_random_data():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 3)) * [1.0, 10.0, 0.01]
+    y = rng.normal(size=40) * 3
+    s = DataSummary.from_data(X, y)
+    np.testing.assert_allclose(s.mean, X.mean(0))
+    np.testing.assert_allclose(s.std, X.std(0))
+    np.testing.assert_allclose(s.minimum, X.min(0))
+    np.testing.assert_allclose(s.maximum, X.max(0))
+    for j in range(3):
+        xs = np.sort(X[:, j])
+        assert s.min_gap[j] == pytest.approx(np.min(xs[1:] - xs[:-1]))
+    assert s.target_variance == pytest.approx(np.var(y))
+
+
+def test_from_data_target_variance_fallbacks():
+    assert DataSummary.from_data(X_KNOWN).target_variance == 1.0
+    assert DataSummary.from_data(X_KNOWN, np.full(5, 3.0)).target_variance == 1.0
+    assert DataSummary.from_data(X_KNOWN[:1], [2.0]).target_variance == 1.0
+
+
+def test_from_data_one_dimensional_X_is_one_column():
+    s = DataSummary.from_data(np.array([3.0, 1.0, 2.0]))
+    assert s.n_features == 1
+    np.testing.assert_allclose(s.mean, [2.0])
+    np.testing.assert_allclose(s.min_gap, [1.0])
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_from_data_non_finite_X_raises(bad):
+    X = X_KNOWN.copy()
+    X[2, 0] = bad
+    with pytest.raises(ValueError, match="NaN"):
+        DataSummary.from_data(X, Y_KNOWN)
+
+
+def test_from_data_non_finite_y_raises():
+    with pytest.raises(ValueError, match="NaN"):
+        DataSummary.from_data(X_KNOWN, [1.0, np.nan, 3.0, 4.0, 5.0])
+
+
+@pytest.mark.parametrize("X", [np.empty((0, 2)), np.empty((3, 0)), np.zeros((2, 2, 2))])
+def test_from_data_bad_shape_raises(X):
+    with pytest.raises(ValueError):
+        DataSummary.from_data(X)
+
+
+def test_unit_summary():
+    s = DataSummary.unit(3)
+    assert s.n_features == 3
+    np.testing.assert_array_equal(s.mean, 0.0)
+    np.testing.assert_array_equal(s.std, 1.0)
+    assert s.target_variance == 1.0
+
+
+# --------------------------------------------------------------------------
+# default_hyperparameters: every initial value strictly inside its bounds
+# --------------------------------------------------------------------------
+
+
+def _summaries():
+    rng = np.random.default_rng(1)
+    skewed = np.zeros((200, 1))
+    skewed[-1] = 1.0  # std ~0.07 but smallest gap 1
+    return {
+        "regular": DataSummary.from_data(rng.uniform(0, 10, (25, 2)), rng.normal(size=25)),
+        "grid": DataSummary.from_data(np.column_stack([np.arange(20.0), np.arange(20.0) ** 2])),
+        "constant-column": DataSummary.from_data(X_KNOWN, Y_KNOWN),
+        "all-constant": DataSummary.from_data(np.full((6, 2), -4.0), np.full(6, 2.0)),
+        "n=1": DataSummary.from_data(np.array([[0.3, -2.0]]), [1.5]),
+        "n=2": DataSummary.from_data(np.array([[0.0, 1.0], [1.0, 1.0]]), [0.0, 1.0]),
+        "n=3-regular": DataSummary.from_data(np.array([[0.0, 0.0], [1.0, 2.0], [2.0, 7.0]])),  # 2 x gap == range
+        "n=3-duplicates": DataSummary.from_data(np.array([[2.0, 0.0], [2.0, 0.0], [2.5, 0.0]]), [1.0, 1.0, 2.0]),
+        "skewed": DataSummary.from_data(np.column_stack([skewed[:, 0], np.linspace(0, 1, 200)])),
+        "huge-scale": DataSummary.from_data(rng.normal(size=(10, 2)) * 1e6, rng.normal(size=10) * 1e4),
+        "tiny-scale": DataSummary.from_data(rng.normal(size=(10, 2)) * 1e-6, rng.normal(size=10) * 1e-4),
+        "unit": DataSummary.unit(2),
+    }
+
+
+SUMMARIES = _summaries()
+
+
+def _column_sets(kind):
+    if kind in NO_COLUMNS:
+        return [()]
+    if kind == "PER":
+        return [(0,), (1,)]
+    return [(0,), (1,), (0, 1)]
+
+
+@pytest.mark.parametrize("summary_id", list(SUMMARIES))
+@pytest.mark.parametrize("kind", KINDS)
+def test_initial_values_strictly_inside_bounds(kind, summary_id):
+    summary = SUMMARIES[summary_id]
+    for columns in _column_sets(kind):
+        out = default_hyperparameters(kind, columns, summary)
+        assert set(out) == EXPECTED_KEYS[kind]
+        for name, (init, (low, high)) in out.items():
+            init, low, high = (np.asarray(a, float) for a in (init, low, high))
+            assert np.all(np.isfinite([init, low, high])), (name, columns)
+            assert np.all(low < init) and np.all(init < high), (name, columns, init, low, high)
+            if name != "offset":  # log-space hyperparameters must be positive
+                assert np.all(low > 0), (name, columns, low)
+            else:
+                assert init.shape == low.shape == high.shape == (len(columns),)
+
+
+def test_variance_defaults():
+    s = DataSummary.from_data(X_KNOWN, Y_KNOWN)  # target variance 2
+    for kind in ("SE", "RQ", "PER", "M12", "M32", "M52", "C"):
+        init, (low, high) = default_hyperparameters(kind, () if kind == "C" else (0,), s)["variance"]
+        assert init == pytest.approx(2.0)
+        assert (low, high) == pytest.approx((2e-6, 2e4))
+    init, (low, high) = default_hyperparameters("WN", (), s)["variance"]
+    assert init == pytest.approx(0.2)
+    assert (low, high) == pytest.approx((2e-6, 20.0))
+
+
+def test_lengthscale_defaults():
+    # Documented bounds: [half the smallest gap, 100 x range], widened only if the
+    # initial value would not lie strictly inside. Column 0: std 2.4, smallest gap 1,
+    # range 7, so 0.5 < 2.4 < 700 needs no widening.
+    s = DataSummary.from_data(X_KNOWN, Y_KNOWN)
+    for kind in ("SE", "RQ", "M12", "M32", "M52"):
+        init, bounds = default_hyperparameters(kind, (0,), s)["lengthscale"]
+        assert init == pytest.approx(2.4)
+        assert bounds == pytest.approx((0.5, 700.0))
+
+
+def test_lengthscale_on_two_columns_uses_euclidean_norms():
+    X = np.column_stack([np.arange(6.0), 2 * np.arange(6.0)])  # std s and 2s, gaps 1 and 2, ranges 5 and 10
+    s = DataSummary.from_data(X)
+    init, bounds = default_hyperparameters("SE", (0, 1), s)["lengthscale"]
+    assert init == pytest.approx(np.sqrt(X[:, 0].var() + X[:, 1].var()))
+    assert bounds[1] == pytest.approx(100 * np.sqrt(5.0**2 + 10.0**2))  # 100 x Euclidean range
+    assert bounds[0] <= 0.5  # at most half the smallest gap of the two columns
+
+
+def test_rq_alpha_default():
+    s = DataSummary.from_data(X_KNOWN, Y_KNOWN)
+    assert default_hyperparameters("RQ", (0,), s)["alpha"] == (1.0, (1e-3, 1e3))
+
+
+def test_periodic_period_bounds_nyquist_to_range():
+    x = np.arange(0.0, 10.0, 0.5)  # sampling interval 0.5, range 9.5
+    s = DataSummary.from_data(x[:, None], np.sin(x))
+    init, (low, high) = default_hyperparameters("PER", (0,), s)["period"]
+    assert low == pytest.approx(1.0)
+    assert high == pytest.approx(9.5)
+    assert init == pytest.approx(np.sqrt(9.5))
+    assert default_hyperparameters("PER", (0,), s)["lengthscale"] == (1.0, (0.05, 50.0))
+
+    # Irregular sampling: the smallest interval counts.
+    s = DataSummary.from_data(X_KNOWN)
+    _, (low, high) = default_hyperparameters("PER", (0,), s)["period"]
+    assert (low, high) == pytest.approx((2.0, 7.0))
+
+
+def test_linear_defaults_one_column():
+    s = DataSummary.from_data(X_KNOWN, Y_KNOWN)
+    out = default_hyperparameters("LIN", (0,), s)
+    init, (low, high) = out["offset"]
+    np.testing.assert_allclose(init, [2.8])  # column mean
+    np.testing.assert_allclose(low, [0.0 - 7.0])  # min - range
+    np.testing.assert_allclose(high, [7.0 + 7.0])  # max + range
+    v_init, v_bounds = out["variance"]
+    assert v_init == pytest.approx(np.var(Y_KNOWN) / np.var(X_KNOWN[:, 0]))  # 2 / 5.76
+    assert v_bounds == pytest.approx((1e-6 * v_init, 1e4 * v_init))
+
+
+def test_linear_defaults_two_columns():
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(15, 3)) * [1.0, 3.0, 0.5] + [0.0, -4.0, 2.0]
+    y = rng.normal(size=15)
+    s = DataSummary.from_data(X, y)
+    out = default_hyperparameters("LIN", (2, 1), s)
+    init, (low, high) = out["offset"]
+    np.testing.assert_allclose(init, X[:, [2, 1]].mean(0))
+    span = X[:, [2, 1]].max(0) - X[:, [2, 1]].min(0)
+    np.testing.assert_allclose(low, X[:, [2, 1]].min(0) - span)
+    np.testing.assert_allclose(high, X[:, [2, 1]].max(0) + span)
+    # The linear term starts with prior variance var(y) on the data.
+    assert out["variance"][0] == pytest.approx(np.var(y) / (X[:, 2].var() + X[:, 1].var()))
+
+
+def test_linear_constant_column_falls_back_to_unit_scale():
+    s = DataSummary.from_data(X_KNOWN, Y_KNOWN)
+    out = default_hyperparameters("LIN", (1,), s)
+    assert out["variance"][0] == pytest.approx(2.0)
+    init, (low, high) = out["offset"]
+    np.testing.assert_allclose([init[0], low[0], high[0]], [5.0, 4.0, 6.0])
+
+
+def test_unit_amplitude():
+    s = DataSummary.from_data(X_KNOWN, Y_KNOWN)
+    assert unit_amplitude("LIN", (0,), s) == pytest.approx(1 / 5.76)
+    assert unit_amplitude("LIN", (1,), s) == 1.0  # constant column
+    for kind in ("SE", "RQ", "PER", "M12", "M32", "M52"):
+        assert unit_amplitude(kind, (0,), s) == 1.0
+    assert unit_amplitude("C", (), s) == 1.0
+
+
+# --------------------------------------------------------------------------
+# Errors
+# --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", [k for k in KINDS if k not in NO_COLUMNS])
+def test_column_out_of_range_raises(kind):
+    s = DataSummary.from_data(X_KNOWN, Y_KNOWN)
+    with pytest.raises(ValueError, match="column 2"):
+        default_hyperparameters(kind, (2,), s)
+    with pytest.raises(ValueError, match="column"):
+        default_hyperparameters(kind, (0, 5), s)
+
+
+def test_unit_amplitude_column_out_of_range_raises():
+    s = DataSummary.from_data(X_KNOWN, Y_KNOWN)
+    with pytest.raises(ValueError, match="column"):
+        unit_amplitude("LIN", (2,), s)
+
+
+@pytest.mark.parametrize("kind", ["SE", "LIN"])
+def test_negative_column_raises(kind):
+    # A negative index would silently wrap around to the last column.
+    s = DataSummary.from_data(X_KNOWN, Y_KNOWN)
+    with pytest.raises(ValueError, match="column"):
+        default_hyperparameters(kind, (-1,), s)
