@@ -1,3 +1,7 @@
 """skgpsearch: Gaussian-process kernel structure discovery, the scikit-learn way."""
+
+from ._regressor import CompositionalGPRegressor
+
 __version__ = "0.1.0"
 
+__all__ = ["CompositionalGPRegressor", "__version__"]

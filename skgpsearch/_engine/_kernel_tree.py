@@ -5,20 +5,58 @@ hyperparameters only ever needs the contractions
 
     g_j = Σ_ab G_ab ∂K_ab/∂θ_j
 
-for some n × n matrix G (for the log marginal likelihood G = ½(αα^T − K^{-1})).
-scikit-learn materialises the whole (n, n, p) tensor ∂K/∂θ through every Sum
-and Product node. Here the tree is walked in reverse instead: a sum passes G
-to both children, a product passes G ⊙ K_other to each child, and only at a
-leaf is the (small) gradient of that leaf evaluated and contracted at once.
-Peak memory is a few n × n matrices per product node, whatever p is.
+for a symmetric n × n matrix G (for the log marginal likelihood
+G = ½(αα^T − K^{-1})). scikit-learn materialises the whole (n, n, p) tensor
+∂K/∂θ through every Sum and Product node. Here the kernel is compiled once
+per training set into a tree of evaluators: a sum passes G to both children,
+a product passes G ⊙ K_other to each child, and a leaf contracts G with its
+own derivative, computed from its cached value and cached input distances --
+never stored as a tensor.
+
+Every matrix is symmetric, so the tree works on *condensed* storage: the
+strict upper triangle as a vector of length n(n−1)/2 (the layout of
+``scipy.spatial.distance.pdist``) plus the diagonal. That halves both the
+transcendental functions evaluated and the memory. In condensed form the
+contraction reads Σ_{a<b} g_ab ∂k_ab + Σ_a gd_a ∂kd_a with g_ab = G_ab + G_ba
+and gd_a = G_aa.
+
+Catalogue kernels (optionally inside :class:`ActiveColumns`) have such fast
+leaves; any other scikit-learn kernel is a leaf evaluated through its own
+``eval_gradient``.
 """
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
+from scipy.spatial.distance import pdist, squareform
+from sklearn.base import clone
 from sklearn.gaussian_process import kernels as sk
 
-__all__ = ["KernelTree"]
+from ..kernels._base import CatalogueKernel, Constant, Linear, Periodic, WhiteNoise, _Stationary
+from ..kernels._columns import ActiveColumns
+
+__all__ = ["KernelTree", "condense", "expand"]
+
+_SQRT3 = math.sqrt(3.0)
+_SQRT5 = math.sqrt(5.0)
+
+
+def condense(M):
+    """(strict upper triangle as a vector, diagonal) of a symmetric matrix.
+
+    Only the upper triangle is read, so a lower-triangle-only matrix may be
+    passed transposed.
+    """
+    return squareform(M, checks=False), np.diag(M).copy()
+
+
+def expand(k, kd):
+    """Full symmetric matrix from condensed storage."""
+    K = squareform(k, checks=False)
+    K[np.diag_indices_from(K)] = kd
+    return K
 
 
 class KernelTree:
@@ -27,63 +65,365 @@ class KernelTree:
     Parameters
     ----------
     kernel : sklearn Kernel
-        Any kernel; top-level ``Sum`` and ``Product`` nodes are walked,
-        everything else is a leaf evaluated with its own ``eval_gradient``.
+        Compiled at construction; later changes to it are not seen. Its
+        ``theta`` order is the order of :meth:`set_theta` and the contractions.
     X : ndarray of shape (n_samples, n_features)
     """
 
     def __init__(self, kernel, X):
         self.kernel = kernel
-        self.X = X
-        self._cache = {}
+        self.X = np.asarray(X, dtype=float)
+        self.n = self.X.shape[0]
+        self._distances = {}
+        self._offset = 0
+        self.root = self._compile(kernel, None)
+        self.n_dims = self._offset
+        if self.n_dims != kernel.n_dims:
+            raise AssertionError("kernel tree compiled with a wrong number of hyperparameters")
+        self.set_theta(kernel.theta)
 
-    @property
-    def theta(self):
-        return self.kernel.theta
+    # -- compilation ------------------------------------------------------------------
+    def squared_distances(self, columns):
+        """Condensed squared Euclidean distances over ``columns`` (cached, shared by leaves)."""
+        key = ("d2", columns)
+        if key not in self._distances:
+            self._distances[key] = pdist(self.columns_of(columns), "sqeuclidean")
+        return self._distances[key]
 
-    @theta.setter
-    def theta(self, theta):
-        self.kernel.theta = theta
-        self._cache = {}
+    def distances(self, columns):
+        key = ("d", columns)
+        if key not in self._distances:
+            self._distances[key] = np.sqrt(self.squared_distances(columns))
+        return self._distances[key]
+
+    def columns_of(self, columns):
+        return self.X if columns is None else self.X[:, list(columns)]
+
+    def _compile(self, node, columns):
+        if isinstance(node, sk.Sum):
+            return _SumNode(self._compile(node.k1, columns), self._compile(node.k2, columns))
+        if isinstance(node, sk.Product):
+            return _ProductNode(self._compile(node.k1, columns), self._compile(node.k2, columns))
+        leaf = None
+        if isinstance(node, ActiveColumns) and isinstance(node.kernel, CatalogueKernel):
+            cols = tuple(int(c) for c in node._column_indices())
+            if columns is not None:
+                cols = tuple(columns[c] for c in cols)
+            if max(cols) >= self.X.shape[1]:
+                node(self.X[:1])  # raises the explanatory ValueError
+            leaf = _fast_leaf(node.kernel, cols, self)
+        elif isinstance(node, CatalogueKernel):
+            leaf = _fast_leaf(node, columns, self)
+        if leaf is None:
+            leaf = _GenericLeaf(node, self.columns_of(columns))
+        leaf.slice = slice(self._offset, self._offset + leaf.n_dims)
+        self._offset += leaf.n_dims
+        return leaf
+
+    # -- evaluation ---------------------------------------------------------------------
+    def set_theta(self, theta):
+        theta = np.asarray(theta, dtype=float)
+        for leaf in self.root.leaves():
+            leaf.set(theta[leaf.slice])
+
+    def forward(self):
+        """Condensed K(X, X) at the current theta: (upper triangle, diagonal)."""
+        return self.root.forward()
 
     def matrix(self):
-        """K(X, X); keeps the factor matrices that the backward pass needs."""
-        self._cache = {}
-        return self._forward(self.kernel, keep=False)
+        """Full K(X, X) at the current theta (a new array)."""
+        return expand(*self.forward())
 
-    def _forward(self, node, keep):
-        if isinstance(node, sk.Sum):
-            K = self._forward(node.k1, False) + self._forward(node.k2, False)
-        elif isinstance(node, sk.Product):
-            K = self._forward(node.k1, True) * self._forward(node.k2, True)
-        else:
-            K = node(self.X)
-        if keep:
-            self._cache[id(node)] = K
-        return K
+    def contract_condensed(self, g, gd):
+        """Σ_{a<b} g_ab ∂K_ab/∂θ_j + Σ_a gd_a ∂K_aa/∂θ_j; ``forward()`` must be current."""
+        out = np.zeros(self.n_dims)
+        self.root.backward(g, gd, out)
+        return out
 
     def contract(self, G):
-        """Vector of Σ_ab G_ab ∂K_ab/∂θ_j over the free hyperparameters (order of ``theta``).
+        """Σ_ab G_ab ∂K_ab/∂θ_j for a full (not necessarily symmetric) G."""
+        return self.contract_condensed(squareform(G + G.T, checks=False), np.diag(G).copy())
 
-        ``matrix()`` must have been called at the current ``theta``.
-        """
-        out = []
-        self._backward(self.kernel, G, out)
-        return np.concatenate(out) if out else np.zeros(0)
 
-    def _backward(self, node, G, out):
-        if isinstance(node, sk.Sum):
-            self._backward(node.k1, G, out)
-            self._backward(node.k2, G, out)
-        elif isinstance(node, sk.Product):
-            K1 = self._cache.pop(id(node.k1))
-            K2 = self._cache.pop(id(node.k2))
-            self._backward(node.k1, G * K2, out)
-            del K2
-            self._backward(node.k2, G * K1, out)
-        else:
-            n_dims = node.n_dims
-            if n_dims == 0:
+class _SumNode:
+    def __init__(self, left, right):
+        self.left, self.right = left, right
+
+    def leaves(self):
+        return self.left.leaves() + self.right.leaves()
+
+    def forward(self):
+        k1, d1 = self.left.forward()
+        k2, d2 = self.right.forward()
+        self.k, self.kd = k1 + k2, d1 + d2
+        return self.k, self.kd
+
+    def backward(self, g, gd, out):
+        self.left.backward(g, gd, out)
+        self.right.backward(g, gd, out)
+
+
+class _ProductNode(_SumNode):
+    def forward(self, *_):
+        k1, d1 = self.left.forward()
+        k2, d2 = self.right.forward()
+        self.k, self.kd = k1 * k2, d1 * d2
+        return self.k, self.kd
+
+    def backward(self, g, gd, out):
+        self.left.backward(g * self.right.k, gd * self.right.kd, out)
+        self.right.backward(g * self.left.k, gd * self.left.kd, out)
+
+
+class _Leaf:
+    n_dims = 0
+    slice = None
+
+    def leaves(self):
+        return [self]
+
+
+class _GenericLeaf(_Leaf):
+    """Any scikit-learn kernel: evaluated through its own ``eval_gradient``."""
+
+    def __init__(self, kernel, X):
+        self.kernel = clone(kernel)
+        self.X = X
+        self.n_dims = kernel.n_dims
+
+    def set(self, theta):
+        if self.n_dims:
+            self.kernel.theta = theta
+
+    def forward(self):
+        self.k, self.kd = condense(self.kernel(self.X))
+        return self.k, self.kd
+
+    def backward(self, g, gd, out):
+        if self.n_dims:
+            _, dK = self.kernel(self.X, eval_gradient=True)
+            G = squareform(0.5 * g, checks=False)
+            G[np.diag_indices_from(G)] = gd
+            out[self.slice] = G.reshape(-1) @ dK.reshape(-1, self.n_dims)
+
+
+def _fast_leaf(kernel, columns, tree):
+    if isinstance(kernel, _Stationary):
+        if kernel.anisotropic:
+            return None
+        return _StationaryLeaf(kernel, tree.squared_distances(columns), tree.n)
+    if isinstance(kernel, Periodic):
+        X = tree.columns_of(columns)
+        if X.shape[1] != 1:
+            kernel._one_column(X, "X")  # raises the explanatory ValueError
+        return _PeriodicLeaf(kernel, tree.distances(columns), tree.n)
+    if isinstance(kernel, Linear):
+        return _LinearLeaf(kernel, tree.columns_of(columns), tree.n)
+    if isinstance(kernel, Constant):
+        return _ConstantLeaf(kernel, tree.n)
+    if isinstance(kernel, WhiteNoise):
+        return _WhiteNoiseLeaf(kernel, tree.n)
+    return None
+
+
+class _CatalogueLeaf(_Leaf):
+    """Holds the current hyperparameter values of a catalogue kernel."""
+
+    def __init__(self, kernel, n):
+        self.n = n
+        self.free = [name for name in kernel._hyperparameter_names if not kernel._fixed(name)]
+        by_name = {hp.name: hp for hp in kernel.hyperparameters}
+        self.sizes = [by_name[name].n_elements for name in self.free]
+        self.unconstrained = set(kernel._unconstrained)
+        self.values = {name: getattr(kernel, name) for name in kernel._hyperparameter_names}
+        self.n_dims = sum(self.sizes)
+
+    def set(self, theta):
+        i = 0
+        for name, size in zip(self.free, self.sizes):
+            chunk = theta[i : i + size]
+            value = chunk if name in self.unconstrained else np.exp(chunk)
+            self.values[name] = value.copy() if size > 1 else float(value[0])
+            i += size
+
+    def value(self, name):
+        value = self.values[name]
+        return float(value) if np.ndim(value) == 0 or np.size(value) == 1 else np.asarray(value, dtype=float)
+
+    def _put(self, out, name, number):
+        offset = self.slice.start
+        for free_name, size in zip(self.free, self.sizes):
+            if free_name == name:
+                out[offset : offset + size] = number
                 return
-            _, dK = node(self.X, eval_gradient=True)
-            out.append(G.reshape(-1) @ dK.reshape(-1, n_dims))
+            offset += size
+
+
+class _StationaryLeaf(_CatalogueLeaf):
+    """SE, RQ, M12, M32, M52 on the squared distance d² (isotropic lengthscale l).
+
+    With r² = d²/l², K = s2 g(r²) and diag K = s2; ∂K/∂log s2 = K and
+    ∂K/∂log l = K ⊙ f(r²) with f = −2 r² g'/g: SE r²; M12 r; M32 3r²/(1+√3r);
+    M52 (5/3) r² (1+√5r)/(1+√5r+5r²/3); RQ r²/(1+u), u = r²/2α. RQ also has
+    ∂K/∂log α = K ⊙ α (u/(1+u) − log(1+u)).
+    """
+
+    def __init__(self, kernel, d2, n):
+        super().__init__(kernel, n)
+        self.kind = kernel.kind
+        self.d2 = d2
+
+    def forward(self):
+        variance = self.value("variance")
+        r2 = self.d2 * (1.0 / self.value("lengthscale") ** 2)
+        kind = self.kind
+        if kind == "SE":
+            k = np.exp(-0.5 * r2)
+        elif kind == "RQ":
+            alpha = self.value("alpha")
+            self.log1p_u = np.log1p(r2 * (0.5 / alpha))
+            k = np.exp(-alpha * self.log1p_u)
+        else:
+            r = np.sqrt(r2)
+            if kind == "M12":
+                k = np.exp(-r)
+            elif kind == "M32":
+                k = np.exp(-_SQRT3 * r)
+                k *= 1.0 + _SQRT3 * r
+            else:
+                k = np.exp(-_SQRT5 * r)
+                k *= 1.0 + _SQRT5 * r + (5.0 / 3.0) * r2
+        k *= variance
+        self.k, self.kd = k, np.full(self.n, variance)
+        return self.k, self.kd
+
+    def backward(self, g, gd, out):
+        if not self.n_dims:
+            return
+        gk = g * self.k
+        if "variance" in self.free:
+            self._put(out, "variance", float(gk.sum()) + self.value("variance") * float(gd.sum()))
+        if "lengthscale" not in self.free and "alpha" not in self.free:
+            return
+        r2 = self.d2 * (1.0 / self.value("lengthscale") ** 2)
+        kind = self.kind
+        if kind == "SE":
+            factor = r2
+        elif kind == "RQ":
+            alpha = self.value("alpha")
+            u_ratio = r2 * (0.5 / alpha)
+            u_ratio /= 1.0 + u_ratio  # u / (1 + u)
+            factor = (2.0 * alpha) * u_ratio  # r² / (1 + u)
+            if "alpha" in self.free:
+                u_ratio -= self.log1p_u
+                self._put(out, "alpha", alpha * float(np.dot(gk, u_ratio)))
+        else:
+            r = np.sqrt(r2)
+            if kind == "M12":
+                factor = r
+            elif kind == "M32":
+                factor = 3.0 * r2 / (1.0 + _SQRT3 * r)
+            else:
+                a = 1.0 + _SQRT5 * r
+                factor = (5.0 / 3.0) * r2 * a / (a + (5.0 / 3.0) * r2)
+        if "lengthscale" in self.free:
+            self._put(out, "lengthscale", float(np.dot(gk, factor)))
+
+
+class _PeriodicLeaf(_CatalogueLeaf):
+    """K = s2 exp(−2 sin²(a)/l²), a = π d/p, diag K = s2.
+
+    ∂K/∂log l = K ⊙ 4 sin²(a)/l²; ∂K/∂log p = K ⊙ (2/l²) a sin(2a) = K ⊙ (4/l²) a sin(a) cos(a).
+    """
+
+    def __init__(self, kernel, d, n):
+        super().__init__(kernel, n)
+        self.d = d
+
+    def forward(self):
+        a = self.d * (math.pi / self.value("period"))
+        # sin²(a) has period π: reduce to b in [0, π) (cheap) before the transcendental
+        b = a - math.pi * np.floor(a * (1.0 / math.pi))
+        s = np.sin(b)
+        inv_l2 = 1.0 / self.value("lengthscale") ** 2
+        if "period" in self.free:
+            # a sin(a) cos(a) = a sin(b) cos(b); cos(b) = ±sqrt(1 − sin²b), negative past π/2
+            c = np.sqrt(np.maximum(1.0 - s * s, 0.0))
+            np.copysign(c, 0.5 * math.pi - b, out=c)
+            c *= s
+            c *= a
+            self.a_sin_cos = c
+        s *= s
+        self.s2 = s
+        k = np.exp((-2.0 * inv_l2) * s)
+        k *= self.value("variance")
+        self.k, self.kd = k, np.full(self.n, self.value("variance"))
+        return self.k, self.kd
+
+    def backward(self, g, gd, out):
+        if not self.n_dims:
+            return
+        gk = g * self.k
+        inv_l2 = 1.0 / self.value("lengthscale") ** 2
+        if "variance" in self.free:
+            self._put(out, "variance", float(gk.sum()) + self.value("variance") * float(gd.sum()))
+        if "lengthscale" in self.free:
+            self._put(out, "lengthscale", 4.0 * inv_l2 * float(np.dot(gk, self.s2)))
+        if "period" in self.free:
+            self._put(out, "period", 4.0 * inv_l2 * float(np.dot(gk, self.a_sin_cos)))
+
+
+class _LinearLeaf(_CatalogueLeaf):
+    """K = s2 (X − c)(X − c)^T.
+
+    ∂K_ab/∂c_q = −s2 (xc_aq + xc_bq), so the offset contraction is
+    −s2 [Σ_a xc_aq r_a + 2 Σ_a gd_a xc_aq] with r_a = Σ_{b≠a} g_ab.
+    """
+
+    def __init__(self, kernel, X, n):
+        super().__init__(kernel, n)
+        self.X = X
+        self.vector_offset = np.size(self.values["offset"]) > 1
+
+    def forward(self):
+        Xc = self.X - self.value("offset")
+        self.Xc = Xc
+        variance = self.value("variance")
+        k, kd = condense(Xc @ Xc.T)
+        k *= variance
+        kd *= variance
+        self.k, self.kd = k, kd
+        return self.k, self.kd
+
+    def backward(self, g, gd, out):
+        if not self.n_dims:
+            return
+        if "variance" in self.free:
+            self._put(out, "variance", float(np.dot(g, self.k)) + float(np.dot(gd, self.kd)))
+        if "offset" in self.free:
+            row_sums = squareform(g, checks=False).sum(axis=1)
+            grad = -self.value("variance") * (self.Xc.T @ (row_sums + 2.0 * gd))
+            self._put(out, "offset", grad if self.vector_offset else grad.sum())
+
+
+class _ConstantLeaf(_CatalogueLeaf):
+    def forward(self):
+        variance = self.value("variance")
+        self.k = np.full(self.n * (self.n - 1) // 2, variance)
+        self.kd = np.full(self.n, variance)
+        return self.k, self.kd
+
+    def backward(self, g, gd, out):
+        if self.n_dims:
+            self._put(out, "variance", self.value("variance") * (float(g.sum()) + float(gd.sum())))
+
+
+class _WhiteNoiseLeaf(_ConstantLeaf):
+    def forward(self):
+        self.k = np.zeros(self.n * (self.n - 1) // 2)
+        self.kd = np.full(self.n, self.value("variance"))
+        return self.k, self.kd
+
+    def backward(self, g, gd, out):
+        if self.n_dims:
+            self._put(out, "variance", self.value("variance") * float(gd.sum()))

@@ -35,7 +35,7 @@ def jittered_cholesky(K):
         raise NumericalError("the covariance matrix has non-finite entries")
     scale = float(np.mean(np.diag(K)))
     if not scale > 0:
-        raise NumericalError("the covariance matrix has a non-positive diagonal")
+        raise NumericalError("the covariance matrix is not positive definite (non-positive mean diagonal)")
     for level in JITTER_LEVELS:
         jitter = level * scale
         if jitter:
@@ -50,10 +50,12 @@ def jittered_cholesky(K):
 
 
 def cholesky_inverse(L):
-    """K^{-1} from the lower Cholesky factor of K (LAPACK potri), symmetrised."""
+    """K^{-1} from the lower Cholesky factor of K (LAPACK potri).
+
+    Only the lower triangle of the result is filled (the upper one holds
+    leftovers of L): use ``result.T`` where an upper triangle is read.
+    """
     inv, info = lapack.dpotri(L, lower=1)
     if info != 0:
         raise NumericalError("inverting the covariance matrix failed")
-    inv = np.tril(inv)
-    inv += np.tril(inv, -1).T
     return inv

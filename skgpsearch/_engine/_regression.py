@@ -14,12 +14,18 @@ import numpy as np
 from scipy.linalg import solve_triangular
 from scipy.optimize import minimize
 
-from ._kernel_tree import KernelTree
+from scipy.spatial.distance import squareform
+
+from ._kernel_tree import KernelTree, expand
 from ._linalg import NumericalError, cho_solve, cholesky_inverse, jittered_cholesky
 
 __all__ = ["RegressionObjective", "GPPosterior", "optimize_hyperparameters", "random_starts"]
 
 _LOG_2PI = math.log(2.0 * math.pi)
+
+#: L-BFGS-B stops when the relative change of the objective falls below this
+#: (1e-9 of a log likelihood of a few hundred nats is ~1e-7 nats).
+FTOL = 2.2e-9
 
 
 class RegressionObjective:
@@ -52,10 +58,9 @@ class RegressionObjective:
 
     def covariance(self, theta):
         """K(X, X) + noise I at ``theta`` (a new array)."""
-        self.tree.theta = theta[:-1]
-        K = self.tree.matrix()
-        K[np.diag_indices_from(K)] += math.exp(theta[-1])
-        return K
+        self.tree.set_theta(theta[:-1])
+        k, kd = self.tree.forward()
+        return expand(k, kd + math.exp(theta[-1]))
 
     def __call__(self, theta, eval_gradient=False):
         """Log marginal likelihood (and its gradient w.r.t. ``theta``).
@@ -74,15 +79,16 @@ class RegressionObjective:
         lml = -0.5 * float(self.y @ alpha) - float(np.log(np.diag(L)).sum()) - 0.5 * self.n * _LOG_2PI
         if not eval_gradient:
             return lml
-        # W = αα^T − K^{-1}; dL/dθ_j = ½ tr(W ∂K/∂θ_j)
-        W = cholesky_inverse(L)
+        # W = αα^T − K^{-1}; dL/dθ_j = ½ tr(W ∂K/∂θ_j) = Σ_{a<b} W_ab ∂K_ab + ½ Σ_a W_aa ∂K_aa
+        inverse = cholesky_inverse(L)  # lower triangle only
         del L
-        W *= -1.0
-        W += np.outer(alpha, alpha)
+        w = squareform(np.outer(alpha, alpha), checks=False)
+        w -= squareform(inverse.T, checks=False)
+        wd = alpha * alpha - np.diag(inverse)
+        del inverse
         noise = math.exp(theta[-1])
-        grad_noise = 0.5 * noise * float(np.trace(W))
-        W *= 0.5
-        grad_kernel = self.tree.contract(W)
+        grad_noise = 0.5 * noise * float(wd.sum())
+        grad_kernel = self.tree.contract_condensed(w, 0.5 * wd)
         return lml, np.append(grad_kernel, grad_noise)
 
 
@@ -115,18 +121,52 @@ def random_starts(kernel, theta0, bounds, n_starts, rng):
     return starts
 
 
-def optimize_hyperparameters(objective, starts, maxiter=200):
-    """Maximise the objective from each start with L-BFGS-B in theta space.
+def optimize_hyperparameters(objective, starts, maxiter=200, screen_objective=None, n_refine=1):
+    """Maximise the objective with L-BFGS-B in theta space from several starts.
+
+    Multi-fidelity restarts: when ``screen_objective`` (the same model on a
+    random subset of the data) is given and there are more than ``n_refine``
+    starts, every start is optimised to convergence on the subset -- at a
+    fraction of the cost -- the full objective is evaluated at each subset
+    optimum, and only the ``n_refine`` best are optimised on all the data.
+    Otherwise every start is optimised on all the data.
 
     Returns
     -------
     best_theta, best_value : ndarray, float
-        The best optimum over the starts (``None, -inf`` if every start failed).
+        The optimum reached (``None, -inf`` if every start failed).
     failures : list of str
         Why starts failed.
     """
-    bounds = objective.bounds
-    best_theta, best_value, failures = None, -np.inf, []
+    failures = []
+    starts = [np.clip(np.asarray(t, dtype=float), objective.bounds[:, 0], objective.bounds[:, 1]) for t in starts]
+    if screen_objective is not None and len(starts) > n_refine:
+        screened = []
+        for theta0 in starts:
+            theta, value = _lbfgsb(screen_objective, theta0, maxiter, failures)
+            if theta is None:
+                continue
+            try:
+                screened.append((objective(theta), theta))
+            except NumericalError as exc:
+                failures.append(f"screened optimum not positive definite on all data: {exc}")
+        screened.sort(key=lambda item: -item[0])
+        starts = [theta for _, theta in screened[:n_refine]]
+    best_theta, best_value = None, -np.inf
+    for theta0 in starts:
+        theta, value = _lbfgsb(objective, theta0, maxiter, failures)
+        if theta is not None and value > best_value:
+            best_theta, best_value = theta, value
+    return best_theta, best_value, failures
+
+
+def _lbfgsb(objective, theta0, maxiter, failures):
+    """One L-BFGS-B run; (None, -inf) and a recorded failure if the start is singular."""
+    try:
+        objective(theta0)
+    except NumericalError as exc:
+        failures.append(f"start not positive definite: {exc}")
+        return None, -np.inf
 
     def negative(theta):
         try:
@@ -138,22 +178,17 @@ def optimize_hyperparameters(objective, starts, maxiter=200):
             return 1e25, np.zeros_like(theta)
         return -value, -grad
 
-    for theta0 in starts:
-        theta0 = np.clip(np.asarray(theta0, dtype=float), bounds[:, 0], bounds[:, 1])
-        try:
-            objective(theta0)
-        except NumericalError as exc:
-            failures.append(f"start not positive definite: {exc}")
-            continue
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)
-            result = minimize(
-                negative, theta0, jac=True, method="L-BFGS-B", bounds=bounds, options={"maxiter": maxiter}
-            )
-        value = -float(result.fun)
-        if value > -1e24 and value > best_value:
-            best_theta, best_value = np.asarray(result.x, dtype=float), value
-    return best_theta, best_value, failures
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        result = minimize(
+            negative, theta0, jac=True, method="L-BFGS-B", bounds=objective.bounds,
+            options={"maxiter": maxiter, "ftol": FTOL},
+        )
+    value = -float(result.fun)
+    if not value > -1e24:
+        failures.append("the optimiser found no positive-definite point")
+        return None, -np.inf
+    return np.asarray(result.x, dtype=float), value
 
 
 class GPPosterior:

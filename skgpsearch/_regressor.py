@@ -1,0 +1,410 @@
+"""CompositionalGPRegressor: GP regression whose kernel structure is searched."""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+from sklearn.base import BaseEstimator, RegressorMixin, clone
+from sklearn.gaussian_process.kernels import Kernel, WhiteKernel
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from ._engine._linalg import NumericalError
+from ._engine._regression import GPPosterior, RegressionObjective
+from ._search import RegressionCandidateFitter, run_search, single_threaded_blas
+from .criteria import criterion_names, get_criterion
+from .grammar import Grammar, get_grammar, get_kind
+from .kernels import DataSummary, from_kernel, to_kernel
+
+__all__ = ["CompositionalGPRegressor"]
+
+#: Bounds of the noise variance relative to the variance of the (normalised) targets.
+NOISE_BOUNDS = (1e-6, 10.0)
+
+
+def _kind_names(base_kernels):
+    """Catalogue names from names or scikit-learn kernel instances."""
+    if isinstance(base_kernels, (str, Kernel)):
+        base_kernels = [base_kernels]
+    names = []
+    for item in base_kernels:
+        if isinstance(item, str):
+            names.append(get_kind(item).name)
+        elif isinstance(item, Kernel):
+            expr = from_kernel(item, n_features=1)
+            if len(expr.leaves) != 1:
+                raise ValueError(
+                    f"The kernel {item!r} corresponds to {expr}, not to one base kernel; "
+                    "list the base kernels by name instead."
+                )
+            names.append(expr.leaves[0].name)
+        else:
+            raise ValueError(
+                f"base_kernels entries must be kernel names or scikit-learn kernels, got {item!r}."
+            )
+    if not names:
+        raise ValueError("base_kernels is empty.")
+    return tuple(dict.fromkeys(names))
+
+
+class CompositionalGPRegressor(RegressorMixin, BaseEstimator):
+    """Gaussian-process regression with a searched kernel structure.
+
+    ``fit`` searches sums and products of base kernels over a grammar, fits
+    the hyperparameters of every candidate structure by maximising the log
+    marginal likelihood (L-BFGS-B from a warm start, data-driven and random
+    starts), scores each with a model-selection criterion, and keeps the best.
+    The Gaussian noise variance is fitted with every candidate.
+
+    Parameters
+    ----------
+    base_kernels : sequence of str or sklearn kernels, default=("SE", "RQ", "PER", "LIN")
+        Base kernels of the grammar, by catalogue name (``SE``, ``RQ``,
+        ``PER``, ``LIN``, ``M12``, ``M32``, ``M52``, ``C``, ``WN``) or as
+        scikit-learn kernels with a catalogue counterpart (``RBF``,
+        ``Matern`` with nu in {0.5, 1.5, 2.5}, ``RationalQuadratic``,
+        ``ExpSineSquared``, ``ConstantKernel``, ``WhiteKernel``). Each is
+        tried on every input column. Ignored when ``grammar`` is a
+        :class:`~skgpsearch.grammar.Grammar` instance.
+    grammar : {"compositional", "sum_of_products"} or Grammar, default="compositional"
+        Expansion operators: the compositional grammar of Duvenaud et al.
+        (2013) or the sum-of-products grammar.
+    criterion : str or callable, default="bic"
+        Model-selection criterion, greater is better: a name from
+        :func:`skgpsearch.criteria.criterion_names` (``"bic"``, ``"aic"``,
+        ``"lml"``) or a callable ``(estimator, X, y) -> float`` called with
+        each fitted candidate and the training data.
+    max_depth : int, default=3
+        Largest number of expansion steps (depth 1 = single base kernels).
+    search : {"greedy", "beam"}, default="greedy"
+        Greedy keeps the best structure of each depth; beam keeps ``beam_width``.
+    beam_width : int, default=2
+        Structures kept per depth by the beam search.
+    n_restarts : int, default=2
+        Random restarts of the hyperparameter optimisation per candidate, on
+        top of the warm start (and of a start at the periodogram's period when
+        a periodic kernel is new).
+    normalize_y : bool, default=True
+        Centre and scale the targets before fitting (predictions are mapped back).
+    max_optimize_samples : int, default=None
+        When set and the data has more rows, hyperparameters are optimised on
+        a random subset of this size; the criterion uses all the data.
+    max_candidates : int, default=None
+        Budget of candidate fits; the search stops with the best found so far.
+    time_budget : float, default=None
+        Budget in seconds, checked after every candidate.
+    n_jobs : int, default=None
+        Candidates fitted in parallel (joblib; any joblib backend, including
+        dask, through ``joblib.parallel_config``). ``None`` means 1.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the random restarts and subsampling. With an int, results are
+        reproducible and the same for any ``n_jobs``.
+    verbose : int, default=0
+        ``1`` prints one line per depth (best structure, criterion,
+        candidates, elapsed time).
+
+    Attributes
+    ----------
+    structure_ : skgpsearch.grammar.Expr
+        The chosen canonical structure; its base kernels carry their fitted
+        hyperparameters, and ``str(structure_)`` gives the text notation.
+    kernel_ : sklearn Kernel
+        The fitted kernel, including the noise term (a ``WhiteKernel``), on
+        the normalised target scale when ``normalize_y=True``.
+    noise_variance_ : float
+        Fitted noise variance on the original target scale.
+    best_score_ : float
+        Criterion value of the chosen structure.
+    search_results_ : dict of lists
+        One entry per evaluated candidate, in evaluation order: ``structure``
+        (text), ``depth``, ``parent``, ``criterion``,
+        ``log_marginal_likelihood``, ``n_hyperparameters``, ``fit_time``,
+        ``status`` (``"ok"`` or ``"failed"``) and ``message`` (why it failed).
+    search_path_ : list of dict
+        Per depth: number of candidates, best structure, best criterion, elapsed seconds.
+    search_stop_reason_ : str
+        Why the search stopped (``"no improvement"``, ``"max_depth reached"``,
+        a budget, ``"interrupted"``).
+    log_marginal_likelihood_value_ : float
+        log p(y | X, θ̂) of the chosen model, in the units of the original targets.
+    n_hyperparameters_ : int
+        Free hyperparameters of the chosen model (kernel and noise).
+    X_train_, y_train_ : ndarray
+        Training data.
+    alpha_ : ndarray
+        K_y^{-1} (y - mean) on the normalised scale.
+    L_ : ndarray
+        Lower Cholesky factor of K(X_train, X_train) + noise I.
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str
+        Defined when ``X`` has feature names (pandas DataFrame).
+
+    See Also
+    --------
+    sklearn.gaussian_process.GaussianProcessRegressor : GP regression with a fixed kernel.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skgpsearch import CompositionalGPRegressor
+    >>> rng = np.random.default_rng(0)
+    >>> X = np.linspace(0, 10, 80)[:, None]
+    >>> y = np.sin(2 * np.pi * X[:, 0] / 2.5) + 0.5 * X[:, 0] + 0.1 * rng.normal(size=80)
+    >>> model = CompositionalGPRegressor(base_kernels=("SE", "PER", "LIN"), max_depth=2,
+    ...                                  random_state=0).fit(X, y)
+    >>> print(model.structure_)
+    SE(0) * PER(0)
+    >>> [round(leaf.params["period"], 2) for leaf in model.structure_.leaves if leaf.name == "PER"]
+    [2.5]
+    >>> model.predict(X[:2]).shape
+    (2,)
+    """
+
+    _parameter_constraints = {
+        "base_kernels": ["array-like", str, Kernel],
+        "grammar": [StrOptions({"compositional", "cks", "sum_of_products", "sop"}), Grammar],
+        "criterion": [StrOptions(set(criterion_names())), callable],
+        "max_depth": [Interval(numbers.Integral, 1, None, closed="left")],
+        "search": [StrOptions({"greedy", "beam"})],
+        "beam_width": [Interval(numbers.Integral, 1, None, closed="left")],
+        "n_restarts": [Interval(numbers.Integral, 0, None, closed="left")],
+        "normalize_y": ["boolean"],
+        "max_optimize_samples": [Interval(numbers.Integral, 2, None, closed="left"), None],
+        "max_candidates": [Interval(numbers.Integral, 1, None, closed="left"), None],
+        "time_budget": [Interval(numbers.Real, 0, None, closed="neither"), None],
+        "n_jobs": [numbers.Integral, None],
+        "random_state": ["random_state"],
+        "verbose": ["verbose"],
+    }
+
+    def __init__(
+        self,
+        base_kernels=("SE", "RQ", "PER", "LIN"),
+        *,
+        grammar="compositional",
+        criterion="bic",
+        max_depth=3,
+        search="greedy",
+        beam_width=2,
+        n_restarts=2,
+        normalize_y=True,
+        max_optimize_samples=None,
+        max_candidates=None,
+        time_budget=None,
+        n_jobs=None,
+        random_state=None,
+        verbose=0,
+    ):
+        self.base_kernels = base_kernels
+        self.grammar = grammar
+        self.criterion = criterion
+        self.max_depth = max_depth
+        self.search = search
+        self.beam_width = beam_width
+        self.n_restarts = n_restarts
+        self.normalize_y = normalize_y
+        self.max_optimize_samples = max_optimize_samples
+        self.max_candidates = max_candidates
+        self.time_budget = time_budget
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+        self.verbose = verbose
+
+    # -- fitting ------------------------------------------------------------------
+    def fit(self, X, y):
+        """Search the kernel structure and fit the GP.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+
+        Returns
+        -------
+        self : object
+        """
+        self._validate_params()
+        X, y = validate_data(self, X, y, y_numeric=True, ensure_min_samples=2, dtype=np.float64)
+        grammar = self._grammar()
+        criterion = get_criterion(self.criterion)
+        y_mean, y_std = 0.0, 1.0
+        if self.normalize_y:
+            y_mean, y_std = float(np.mean(y)), float(np.std(y))
+            if not y_std > 0:
+                y_std = 1.0
+        y_fit = (y - y_mean) / y_std
+        summary = DataSummary.from_data(X, y_fit)
+        noise_bounds = tuple(b * summary.target_variance for b in NOISE_BOUNDS)
+        fitter = RegressionCandidateFitter(
+            summary=summary,
+            criterion=criterion,
+            noise_bounds=noise_bounds,
+            n_restarts=self.n_restarts,
+            max_optimize_samples=self.max_optimize_samples,
+            y_mean=y_mean,
+            y_std=y_std,
+            make_estimator=self._candidate_view,
+        )
+        base_seed = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
+        self._fit_setup = (X, y, y_mean, y_std)
+        try:
+            result = run_search(
+                fitter,
+                X,
+                y_fit,
+                grammar,
+                max_depth=self.max_depth,
+                beam_width=1 if self.search == "greedy" else self.beam_width,
+                n_jobs=self.n_jobs,
+                base_seed=base_seed,
+                verbose=self.verbose,
+                max_candidates=self.max_candidates,
+                time_budget=self.time_budget,
+                criterion_name=getattr(criterion, "name", None) or "criterion",
+            )
+        finally:
+            del self._fit_setup
+        best = result.best
+        kernel = to_kernel(best["structure"], summary=summary)
+        with single_threaded_blas():
+            posterior = GPPosterior(kernel, best["noise_variance"], X, y_fit)
+        self._set_fitted(best["structure"], kernel, best["noise_variance"], posterior, X, y, y_mean, y_std)
+        self.log_marginal_likelihood_value_ = best["log_marginal_likelihood"]
+        self.n_hyperparameters_ = best["n_hyperparameters"]
+        self.best_score_ = best["criterion"]
+        self.search_results_ = _results_table(result.records)
+        self.search_path_ = result.levels
+        self.search_stop_reason_ = result.stop_reason
+        return self
+
+    def _grammar(self):
+        if isinstance(self.grammar, Grammar):
+            return self.grammar
+        return get_grammar(self.grammar, base_kernels=_kind_names(self.base_kernels))
+
+    def _set_fitted(self, structure, kernel, noise, posterior, X, y, y_mean, y_std):
+        self.structure_ = structure
+        self._kernel_no_noise = kernel
+        self.kernel_ = kernel + WhiteKernel(noise, noise_level_bounds="fixed")
+        self.noise_variance_ = noise * y_std**2
+        self._posterior = posterior
+        self._y_train_mean, self._y_train_std = y_mean, y_std
+        self.X_train_, self.y_train_ = X, y
+        self.alpha_, self.L_ = posterior.alpha, posterior.L
+
+    def _candidate_view(self, structure, kernel, noise, posterior, lml, k):
+        """A fitted estimator for one candidate (what callable criteria receive)."""
+        X, y, y_mean, y_std = self._fit_setup
+        view = clone(self)
+        view.n_features_in_ = self.n_features_in_
+        if hasattr(self, "feature_names_in_"):
+            view.feature_names_in_ = self.feature_names_in_
+        view._set_fitted(structure, kernel, noise, posterior, X, y, y_mean, y_std)
+        view.log_marginal_likelihood_value_ = lml
+        view.n_hyperparameters_ = k
+        return view
+
+    # -- prediction ---------------------------------------------------------------
+    def predict(self, X, return_std=False, return_cov=False):
+        """Posterior mean of the latent function, with its std or covariance.
+
+        The std and covariance are those of the noise-free function f; add
+        ``noise_variance_`` to get the predictive variance of a new observation.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        return_std : bool, default=False
+        return_cov : bool, default=False
+
+        Returns
+        -------
+        y_mean : ndarray of shape (n_samples,)
+        y_std : ndarray of shape (n_samples,), if ``return_std``
+        y_cov : ndarray of shape (n_samples, n_samples), if ``return_cov``
+        """
+        if return_std and return_cov:
+            raise ValueError("At most one of return_std or return_cov can be requested.")
+        check_is_fitted(self)
+        X = validate_data(self, X, reset=False, dtype=np.float64)
+        mean, spread = self._posterior.predict(X, return_std=return_std, return_cov=return_cov)
+        mean = mean * self._y_train_std + self._y_train_mean
+        if return_std:
+            return mean, spread * self._y_train_std
+        if return_cov:
+            return mean, spread * self._y_train_std**2
+        return mean
+
+    def sample_y(self, X, n_samples=1, random_state=0):
+        """Draw functions from the posterior at ``X``.
+
+        Returns
+        -------
+        y_samples : ndarray of shape (n_samples_X, n_samples)
+        """
+        rng = check_random_state(random_state)
+        mean, cov = self.predict(X, return_cov=True)
+        return rng.multivariate_normal(mean, cov, n_samples).T
+
+    def log_marginal_likelihood(self, theta=None, eval_gradient=False):
+        """Log marginal likelihood of the training targets (original units).
+
+        Parameters
+        ----------
+        theta : array-like, default=None
+            Log-hyperparameters ``[kernel.theta, log(noise variance)]`` on the
+            fitting scale; ``None`` returns the value at the fitted ones.
+        eval_gradient : bool, default=False
+            Also return the gradient with respect to ``theta``.
+        """
+        check_is_fitted(self)
+        if theta is None:
+            if eval_gradient:
+                raise ValueError("Gradient can only be evaluated for theta!=None.")
+            return self.log_marginal_likelihood_value_
+        objective = RegressionObjective(
+            clone(self._kernel_no_noise), self.X_train_, self._normalised(self.y_train_), (1e-300, 1e300)
+        )
+        shift = -len(self.y_train_) * math.log(self._y_train_std)
+        try:
+            out = objective(np.asarray(theta, dtype=float), eval_gradient=eval_gradient)
+        except NumericalError:
+            return (-np.inf, np.zeros(len(theta))) if eval_gradient else -np.inf
+        if eval_gradient:
+            return out[0] + shift, out[1]
+        return out + shift
+
+    def log_marginal_likelihood_on(self, X, y):
+        """log p(y | X) of other data under the fitted hyperparameters (no refit)."""
+        check_is_fitted(self)
+        X = validate_data(self, X, reset=False, dtype=np.float64)
+        y = np.asarray(y, dtype=float).ravel()
+        if X is self.X_train_ or (X.shape == self.X_train_.shape and np.array_equal(X, self.X_train_)
+                                  and np.array_equal(y, self.y_train_)):
+            return self.log_marginal_likelihood_value_
+        noise = self.noise_variance_ / self._y_train_std**2
+        posterior = GPPosterior(self._kernel_no_noise, noise, X, self._normalised(y))
+        return posterior.log_marginal_likelihood - len(y) * math.log(self._y_train_std)
+
+    def _normalised(self, y):
+        return (y - self._y_train_mean) / self._y_train_std
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.single_output = True
+        tags.target_tags.multi_output = False
+        return tags
+
+
+def _results_table(records):
+    keys = ("structure", "depth", "parent", "criterion", "log_marginal_likelihood",
+            "n_hyperparameters", "fit_time", "status", "message")
+    table = {key: [] for key in keys}
+    for record in records:
+        for key in keys:
+            value = record.get(key)
+            table[key].append(str(value) if key == "structure" else value)
+    return table

@@ -1,0 +1,171 @@
+"""GP regression engine: likelihood, gradient contractions, jitter, optimiser, posterior."""
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sklearn.gaussian_process import GaussianProcessRegressor
+from sklearn.gaussian_process import kernels as sk
+
+from skgpsearch._engine._kernel_tree import KernelTree
+from skgpsearch._engine._linalg import NumericalError, jittered_cholesky
+from skgpsearch._engine._periodogram import dominant_period
+from skgpsearch._engine._regression import GPPosterior, RegressionObjective, optimize_hyperparameters, random_starts
+from skgpsearch.grammar import parse
+from skgpsearch.kernels import ActiveColumns, DataSummary, to_kernel
+
+from strategies import expressions
+
+rng = np.random.default_rng(7)
+X = rng.uniform(-2, 2, size=(40, 4))
+y = np.sin(2 * X[:, 0]) + X[:, 1] * X[:, 2] + 0.1 * rng.normal(size=40)
+SUMMARY = DataSummary.from_data(X, y)
+
+STRUCTURES = [
+    "SE(0)",
+    "SE(0) + M32(1) + RQ(2) + PER(0) + LIN(3)",
+    "SE(0) * PER(0) + LIN(1) * SE(2)",
+    "(SE(0) + PER(1)) * (LIN(0) + M52(2, 3))",
+    "M12(0, 1) * RQ(2) + C + WN",
+    "LIN(0, 1) * SE(2) + LIN(3)",
+]
+
+
+def random_theta(kernel, seed):
+    r = np.random.default_rng(seed)
+    bounds = kernel.bounds
+    theta = kernel.theta + r.normal(scale=0.3, size=kernel.n_dims)
+    return np.clip(theta, bounds[:, 0] + 1e-3, bounds[:, 1] - 1e-3)
+
+
+@pytest.mark.parametrize("text", STRUCTURES)
+def test_likelihood_and_gradient_match_sklearn(text):
+    """Same value and gradient as scikit-learn's GaussianProcessRegressor (independent code)."""
+    kernel = to_kernel(parse(text), summary=SUMMARY)
+    kernel.theta = random_theta(kernel, 1)
+    theta = np.append(kernel.theta, math.log(0.05))
+    ours, our_grad = RegressionObjective(kernel, X, y, (1e-6, 10.0))(theta, eval_gradient=True)
+    reference = GaussianProcessRegressor(kernel + sk.WhiteKernel(0.05), optimizer=None, alpha=0.0).fit(X, y)
+    value, grad = reference.log_marginal_likelihood(theta, eval_gradient=True)
+    assert ours == pytest.approx(value, rel=1e-8)
+    np.testing.assert_allclose(our_grad, grad, rtol=1e-7, atol=1e-8)
+
+
+@settings(max_examples=40, deadline=None)
+@given(expressions(max_leaves=5), st.integers(0, 1000))
+def test_gradient_matches_finite_differences(expr, seed):
+    kernel = to_kernel(expr, summary=SUMMARY)
+    objective = RegressionObjective(kernel, X, y, (1e-6, 10.0))
+    theta = np.append(random_theta(kernel, seed), math.log(0.2))
+    value, grad = objective(theta, eval_gradient=True)
+    h = 1e-6
+    numeric = np.array(
+        [(objective(theta + h * e) - objective(theta - h * e)) / (2 * h) for e in np.eye(theta.size)]
+    )
+    np.testing.assert_allclose(grad, numeric, rtol=1e-4, atol=1e-5 * max(1.0, abs(value)))
+
+
+@settings(max_examples=40, deadline=None)
+@given(expressions(max_leaves=5), st.integers(0, 1000))
+def test_tree_matrix_and_contractions_match_sklearn_tensor(expr, seed):
+    kernel = to_kernel(expr, summary=SUMMARY)
+    kernel.theta = random_theta(kernel, seed)
+    tree = KernelTree(kernel, X)
+    K, dK = kernel(X, eval_gradient=True)
+    np.testing.assert_allclose(tree.matrix(), K, rtol=1e-12, atol=1e-12)
+    G = np.random.default_rng(seed).normal(size=K.shape)  # not symmetric on purpose
+    expected = np.einsum("ij,ijk->k", G, dK)
+    np.testing.assert_allclose(tree.contract(G), expected, rtol=1e-9, atol=1e-9)
+
+
+def test_generic_scikit_learn_leaves_and_anisotropic_kernels():
+    kernel = (
+        ActiveColumns(sk.RBF([1.0, 2.0]), [0, 1]) * sk.ConstantKernel(2.0)
+        + sk.Matern(1.3, nu=1.5) ** 2
+        + ActiveColumns(sk.DotProduct(0.5), [3])
+    )
+    tree = KernelTree(kernel, X)
+    K, dK = kernel(X, eval_gradient=True)
+    np.testing.assert_allclose(tree.matrix(), K, rtol=1e-12)
+    G = np.random.default_rng(0).normal(size=K.shape)
+    np.testing.assert_allclose(tree.contract(G), np.einsum("ij,ijk->k", G, dK), rtol=1e-9)
+    tree.set_theta(kernel.theta + 0.1)
+    np.testing.assert_allclose(tree.matrix(), kernel.clone_with_theta(kernel.theta + 0.1)(X), rtol=1e-12)
+
+
+def test_jittered_cholesky():
+    v = np.arange(1.0, 6.0)
+    singular = np.outer(v, v)  # rank one: needs jitter
+    L, jitter = jittered_cholesky(singular)
+    assert jitter > 0
+    np.testing.assert_allclose(L @ L.T, singular + jitter * np.eye(5), atol=1e-10)
+    L, jitter = jittered_cholesky(np.eye(3))
+    assert jitter == 0.0
+    with pytest.raises(NumericalError, match="non-finite"):
+        jittered_cholesky(np.array([[1.0, np.nan], [np.nan, 1.0]]))
+    with pytest.raises(NumericalError, match="not positive definite"):
+        jittered_cholesky(np.array([[1.0, 0.0], [0.0, -5.0]]))
+
+
+def test_singular_regions_do_not_abort_the_optimiser():
+    """A start whose covariance is singular is reported; the others are optimised."""
+    Xd = np.repeat(np.linspace(0, 1, 10), 3)[:, None]  # duplicated inputs
+    yd = np.sin(3 * Xd[:, 0])
+    kernel = to_kernel(parse("SE(0)"), Xd, yd)
+    objective = RegressionObjective(kernel, Xd, yd, (1e-12, 10.0))
+    bad = np.array([math.log(1e3), math.log(10.0), math.log(1e-12)])  # huge, flat, noiseless
+    good = np.append(kernel.theta, math.log(0.1))
+    theta, value, failures = optimize_hyperparameters(objective, [good, bad])
+    assert theta is not None and np.isfinite(value)
+
+
+def test_optimiser_reaches_at_least_sklearns_optimum():
+    X1 = np.linspace(0, 5, 60)[:, None]
+    y1 = np.sin(2 * X1[:, 0]) + 0.1 * np.random.default_rng(0).normal(size=60)
+    kernel = to_kernel(parse("SE(0)"), X1, y1)
+    objective = RegressionObjective(kernel, X1, y1, (1e-6, 10.0))
+    start = np.append(kernel.theta, math.log(0.1))
+    theta, value, _ = optimize_hyperparameters(objective, [start])
+    reference = GaussianProcessRegressor(
+        kernel + sk.WhiteKernel(0.1, (1e-6, 10.0)), alpha=0.0, random_state=0
+    ).fit(X1, y1)
+    assert value >= reference.log_marginal_likelihood_value_ - 1e-6
+    # at an interior optimum the gradient vanishes
+    _, grad = objective(theta, eval_gradient=True)
+    interior = (theta > objective.bounds[:, 0] + 1e-6) & (theta < objective.bounds[:, 1] - 1e-6)
+    assert np.all(np.abs(grad[interior]) < 1e-3)
+
+
+def test_random_starts_lie_inside_the_bounds():
+    kernel = to_kernel(parse("SE(0) * PER(1) + LIN(2)"), summary=SUMMARY)
+    objective = RegressionObjective(kernel, X, y, (1e-6, 10.0))
+    theta0 = np.append(kernel.theta, math.log(0.1))
+    starts = random_starts(kernel, theta0, objective.bounds, 50, np.random.default_rng(0))
+    for s in starts:
+        assert np.all(s >= objective.bounds[:, 0]) and np.all(s <= objective.bounds[:, 1])
+    assert len({tuple(s) for s in starts}) == 50
+
+
+def test_posterior_matches_sklearn_prediction():
+    kernel = to_kernel(parse("SE(0) + PER(1) * LIN(2)"), summary=SUMMARY)
+    noise = 0.07
+    posterior = GPPosterior(kernel, noise, X, y)
+    reference = GaussianProcessRegressor(kernel, alpha=noise, optimizer=None).fit(X, y)
+    Xt = np.random.default_rng(3).uniform(-2, 2, size=(15, 4))
+    mean, std = posterior.predict(Xt, return_std=True)
+    ref_mean, ref_std = reference.predict(Xt, return_std=True)
+    np.testing.assert_allclose(mean, ref_mean, rtol=1e-9, atol=1e-10)
+    np.testing.assert_allclose(std, ref_std, rtol=1e-7, atol=1e-9)
+    _, cov = posterior.predict(Xt, return_cov=True)
+    np.testing.assert_allclose(np.sqrt(np.diag(cov)), std, rtol=1e-7, atol=1e-9)
+    assert posterior.log_marginal_likelihood == pytest.approx(reference.log_marginal_likelihood_value_, rel=1e-10)
+
+
+def test_periodogram_finds_the_period_with_irregular_sampling():
+    x = np.sort(np.random.default_rng(0).uniform(0, 30, 200))
+    values = np.sin(2 * np.pi * x / 2.7) + 0.5 * np.random.default_rng(1).normal(size=200)
+    assert dominant_period(x, values, 0.2, 30.0) == pytest.approx(2.7, rel=0.02)
+    assert dominant_period(x, np.ones(200), 0.2, 30.0) is None
+    assert dominant_period(np.ones(10), values[:10], 0.2, 30.0) is None

@@ -1,0 +1,275 @@
+"""CompositionalGPRegressor: search, recovery, determinism, parallel backends, sklearn contract."""
+
+import pickle
+import warnings
+
+import joblib
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.gaussian_process import GaussianProcessRegressor
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from skgpsearch import CompositionalGPRegressor
+from skgpsearch.grammar import SumOfProductsGrammar, parse
+from skgpsearch.kernels import to_kernel
+
+
+def cheap(**params):
+    defaults = dict(base_kernels=("SE",), max_depth=1, n_restarts=0, random_state=0)
+    defaults.update(params)
+    return CompositionalGPRegressor(**defaults)
+
+
+@parametrize_with_checks([cheap(), cheap(max_depth=2, grammar="sum_of_products", criterion="aic")])
+def test_sklearn_estimator_checks(estimator, check):
+    check(estimator)
+
+
+def draw_from(structure, X, noise, seed):
+    """A sample of a GP with the given structure (unit-scale hyperparameters) plus noise."""
+    kernel = to_kernel(parse(structure))
+    K = kernel(X) + 1e-8 * np.eye(len(X))
+    r = np.random.default_rng(seed)
+    f = np.linalg.cholesky(K) @ r.normal(size=len(X))
+    return f + np.sqrt(noise) * r.normal(size=len(X)), f
+
+
+@pytest.fixture(scope="module")
+def additive_interaction_draw():
+    X = np.random.default_rng(0).uniform(-2, 2, size=(300, 3))
+    y, f = draw_from("SE(0) + SE(1) * SE(2)", X, noise=0.01, seed=1)
+    return X, y, f
+
+
+@pytest.fixture(scope="module")
+def additive_interaction_data(additive_interaction_draw):
+    X, y, _ = additive_interaction_draw
+    return X, y
+
+
+def test_recovers_a_known_structure(additive_interaction_draw):
+    X, y, f = additive_interaction_draw
+    model = CompositionalGPRegressor(base_kernels=("SE",), max_depth=3, n_restarts=1, random_state=0, n_jobs=2)
+    model.fit(X, y)
+    assert model.structure_ == parse("SE(0) + SE(1) * SE(2)")
+    assert model.search_stop_reason_ in ("no improvement", "max_depth reached")
+    # the posterior mean recovers the noise-free function (noise variance 0.01)
+    assert np.mean((model.predict(X) - f) ** 2) < 0.01
+    assert model.noise_variance_ == pytest.approx(0.01, rel=0.3)
+
+
+def test_search_results_layout_and_cache(additive_interaction_data):
+    X, y = additive_interaction_data
+    model = CompositionalGPRegressor(base_kernels=("SE",), max_depth=2, n_restarts=0, random_state=0).fit(X, y)
+    results = model.search_results_
+    keys = {"structure", "depth", "parent", "criterion", "log_marginal_likelihood",
+            "n_hyperparameters", "fit_time", "status", "message"}
+    assert keys <= set(results)
+    assert len({len(v) for v in results.values()}) == 1
+    # the cache: no canonical structure fitted twice
+    assert len(set(results["structure"])) == len(results["structure"])
+    # best_score_ is the best criterion of the search, and it is BIC on the log-evidence scale
+    best = int(np.argmax(results["criterion"]))
+    assert results["structure"][best] == str(model.structure_)
+    assert model.best_score_ == pytest.approx(
+        model.log_marginal_likelihood_value_ - 0.5 * model.n_hyperparameters_ * np.log(len(y))
+    )
+    assert model.n_hyperparameters_ == model.structure_.n_hyperparameters + 1
+    assert results["parent"][0] is None and results["depth"][0] == 1
+    assert all(p is not None for p, d in zip(results["parent"], results["depth"]) if d == 2)
+
+
+def test_same_random_state_same_results_for_any_n_jobs(additive_interaction_data):
+    X, y = additive_interaction_data
+    X, y = X[:120], y[:120]
+    params = dict(base_kernels=("SE", "LIN"), max_depth=2, n_restarts=2, random_state=3)
+    one = CompositionalGPRegressor(n_jobs=1, **params).fit(X, y)
+    two = CompositionalGPRegressor(n_jobs=2, **params).fit(X, y)
+    assert one.structure_ == two.structure_
+    assert one.search_results_["structure"] == two.search_results_["structure"]
+    np.testing.assert_array_equal(one.search_results_["criterion"], two.search_results_["criterion"])
+    np.testing.assert_array_equal(one.predict(X[:5]), two.predict(X[:5]))
+
+
+def test_runs_unchanged_on_a_dask_cluster(additive_interaction_data):
+    distributed = pytest.importorskip("dask.distributed")
+    X, y = additive_interaction_data
+    X, y = X[:80], y[:80]
+    params = dict(base_kernels=("SE",), max_depth=2, n_restarts=1, random_state=0, n_jobs=2)
+    local = CompositionalGPRegressor(**params).fit(X, y)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as cluster:
+        with distributed.Client(cluster):
+            with joblib.parallel_config(backend="dask"):
+                remote = CompositionalGPRegressor(**params).fit(X, y)
+    assert remote.structure_ == local.structure_
+    assert remote.search_results_["structure"] == local.search_results_["structure"]
+    # threads of a dask worker may align arrays differently: equal up to rounding
+    np.testing.assert_allclose(remote.search_results_["criterion"], local.search_results_["criterion"], rtol=1e-12)
+
+
+def test_periodic_structure_on_mauna_loa():
+    from skgpsearch.datasets import load_mauna_loa
+
+    X, y = load_mauna_loa(return_X_y=True, n_samples=120)
+    model = CompositionalGPRegressor(base_kernels=("SE", "PER", "LIN"), max_depth=2, n_restarts=1,
+                                     random_state=0).fit(X, y)
+    periods = [leaf.params["period"] for leaf in model.structure_.leaves if leaf.name == "PER"]
+    assert periods and periods[0] == pytest.approx(1.0, rel=0.01)  # one year
+
+
+def test_prediction_matches_sklearn_with_the_fitted_kernel(additive_interaction_data):
+    X, y = additive_interaction_data
+    X, y = X[:100], y[:100]
+    model = CompositionalGPRegressor(base_kernels=("SE",), max_depth=2, n_restarts=0, random_state=0).fit(X, y)
+    reference = GaussianProcessRegressor(model.kernel_, optimizer=None, alpha=0.0, normalize_y=True).fit(X, y)
+    Xt = np.random.default_rng(5).uniform(-2, 2, size=(20, 3))
+    mean, std = model.predict(Xt, return_std=True)
+    np.testing.assert_allclose(mean, reference.predict(Xt), rtol=1e-8, atol=1e-10)
+    # scikit-learn's std includes the white-noise term of kernel_; ours is that of the latent f
+    _, ref_std = reference.predict(Xt, return_std=True)
+    np.testing.assert_allclose(std**2 + model.noise_variance_, ref_std**2, rtol=1e-6)
+    _, cov = model.predict(Xt, return_cov=True)
+    np.testing.assert_allclose(np.diag(cov), std**2, rtol=1e-8, atol=1e-12)
+    samples = model.sample_y(Xt, n_samples=4000, random_state=0)
+    assert samples.shape == (20, 4000)
+    np.testing.assert_allclose(samples.mean(axis=1), mean, atol=4 * std.max() / np.sqrt(4000) + 1e-9)
+    with pytest.raises(ValueError, match="At most one"):
+        model.predict(Xt, return_std=True, return_cov=True)
+
+
+def test_log_marginal_likelihood_methods(additive_interaction_data):
+    X, y = additive_interaction_data
+    X, y = X[:80], y[:80]
+    model = cheap(max_depth=2).fit(X, y)
+    theta = np.append(model.kernel_.k1.theta, np.log(model.kernel_.k2.noise_level))
+    assert model.log_marginal_likelihood(theta) == pytest.approx(model.log_marginal_likelihood_value_, rel=1e-9)
+    value, grad = model.log_marginal_likelihood(theta, eval_gradient=True)
+    assert grad.shape == theta.shape
+    assert model.log_marginal_likelihood_on(X, y) == pytest.approx(model.log_marginal_likelihood_value_)
+    # on other data: the density of those targets under the fitted hyperparameters
+    other = model.log_marginal_likelihood_on(X[:40], y[:40])
+    assert np.isfinite(other) and other != pytest.approx(model.log_marginal_likelihood_value_)
+
+
+def test_callable_criterion(additive_interaction_data):
+    X, y = additive_interaction_data
+    X, y = X[:80], y[:80]
+    model = cheap(max_depth=2, criterion=lambda est, X_, y_: est.score(X_, y_)).fit(X, y)
+    assert model.best_score_ == pytest.approx(model.score(X, y))
+
+
+def test_pandas_feature_names(additive_interaction_data):
+    pd = pytest.importorskip("pandas")
+    X, y = additive_interaction_data
+    frame = pd.DataFrame(X[:60], columns=["age", "bmi", "dose"])
+    model = cheap().fit(frame, y[:60])
+    assert list(model.feature_names_in_) == ["age", "bmi", "dose"]
+    assert model.structure_.to_string(model.feature_names_in_).startswith("SE(")
+
+
+def test_clone_and_pickle_round_trips(additive_interaction_data):
+    X, y = additive_interaction_data
+    X, y = X[:60], y[:60]
+    model = cheap(max_depth=2).fit(X, y)
+    again = pickle.loads(pickle.dumps(model))
+    np.testing.assert_array_equal(again.predict(X), model.predict(X))
+    refit = clone(model).fit(X, y)
+    np.testing.assert_array_equal(refit.predict(X), model.predict(X))
+    assert refit.structure_ == model.structure_
+
+
+def test_verbose_prints_one_line_per_depth(additive_interaction_data, capsys):
+    X, y = additive_interaction_data
+    model = cheap(max_depth=2, verbose=1).fit(X[:60], y[:60])
+    lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith("[skgpsearch]")]
+    assert len(lines) == len(model.search_path_)
+    assert "depth 1" in lines[0] and "bic=" in lines[0] and "candidates" in lines[0]
+
+
+def test_budgets_keep_what_was_found(additive_interaction_data):
+    X, y = additive_interaction_data
+    X, y = X[:60], y[:60]
+    model = cheap(max_depth=3, max_candidates=4).fit(X, y)
+    assert len(model.search_results_["structure"]) == 4
+    assert model.search_stop_reason_ == "candidate budget reached"
+    timed = cheap(max_depth=3, time_budget=1e-9).fit(X, y)
+    assert len(timed.search_results_["structure"]) == 1
+    assert timed.search_stop_reason_ == "time budget reached"
+    assert timed.predict(X[:3]).shape == (3,)
+
+
+def test_sum_of_products_grammar_and_grammar_objects(additive_interaction_data):
+    X, y = additive_interaction_data
+    model = cheap(max_depth=2, grammar=SumOfProductsGrammar(max_terms=1)).fit(X[:60], y[:60])
+    assert all(parse(s).n_terms == 1 for s in model.search_results_["structure"])
+
+
+def test_sklearn_kernel_instances_as_base_kernels(additive_interaction_data):
+    from sklearn.gaussian_process.kernels import RBF, Matern
+
+    X, y = additive_interaction_data
+    model = cheap(base_kernels=[RBF(), Matern(nu=1.5)]).fit(X[:50], y[:50])
+    assert {parse(s).leaves[0].name for s in model.search_results_["structure"]} == {"SE", "M32"}
+    with pytest.raises(ValueError, match="not to one base kernel"):
+        cheap(base_kernels=[RBF() + RBF()]).fit(X[:50], y[:50])
+
+
+# -- bad input ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+def test_non_finite_input_is_rejected(bad):
+    X = np.random.default_rng(0).normal(size=(20, 2))
+    y = X[:, 0].copy()
+    X_bad = X.copy()
+    X_bad[3, 1] = bad
+    with pytest.raises(ValueError, match="NaN|infinity"):
+        cheap().fit(X_bad, y)
+    y_bad = y.copy()
+    y_bad[0] = bad
+    with pytest.raises(ValueError, match="NaN|infinity"):
+        cheap().fit(X, y_bad)
+
+
+def test_one_sample_is_rejected_with_a_clear_message():
+    with pytest.raises(ValueError, match="1 sample"):
+        cheap().fit([[1.0, 2.0]], [3.0])
+
+
+def test_constant_target_gives_a_flat_model():
+    X = np.linspace(0, 1, 25)[:, None]
+    model = cheap(max_depth=2).fit(X, np.full(25, 4.2))
+    np.testing.assert_allclose(model.predict(np.array([[0.3], [2.0]])), 4.2, atol=1e-6)
+
+
+def test_every_candidate_failing_names_the_causes():
+    X = np.linspace(0, 1, 25)[:, None]
+    y = np.sin(6 * X[:, 0])
+    with pytest.raises(ValueError, match="Every candidate structure failed.*criterion value nan"):
+        cheap(criterion=lambda est, X_, y_: float("nan")).fit(X, y)
+
+
+@pytest.mark.parametrize(
+    "params, message",
+    [
+        ({"base_kernels": ("XX",)}, "Unknown base kernel"),
+        ({"criterion": "nope"}, "criterion"),
+        ({"max_depth": 0}, "max_depth"),
+        ({"search": "random"}, "search"),
+    ],
+)
+def test_bad_parameters(params, message):
+    X = np.linspace(0, 1, 10)[:, None]
+    with pytest.raises(ValueError, match=message):
+        cheap(**params).fit(X, X[:, 0])
+
+
+def test_wrong_number_of_features_at_predict(additive_interaction_data):
+    X, y = additive_interaction_data
+    model = cheap().fit(X[:30], y[:30])
+    with pytest.raises(ValueError, match="features"):
+        model.predict(X[:3, :2])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        model.predict(X[:3])
