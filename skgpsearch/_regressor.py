@@ -157,7 +157,7 @@ class CompositionalGPRegressor(RegressorMixin, BaseEstimator):
     ...                                  random_state=0).fit(X, y)
     >>> print(model.structure_)
     SE(0) * PER(0)
-    >>> [round(leaf.params["period"], 2) for leaf in model.structure_.leaves if leaf.name == "PER"]
+    >>> [round(leaf.params["period"], 1) for leaf in model.structure_.leaves if leaf.name == "PER"]
     [2.5]
     >>> model.predict(X[:2]).shape
     (2,)

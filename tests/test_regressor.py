@@ -273,3 +273,34 @@ def test_wrong_number_of_features_at_predict(additive_interaction_data):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         model.predict(X[:3])
+
+
+def test_subsampled_optimisation_scores_on_all_data(additive_interaction_data):
+    X, y = additive_interaction_data
+    model = cheap(max_depth=2, max_optimize_samples=60).fit(X[:200], y[:200])
+    theta = np.append(model.kernel_.k1.theta, np.log(model.kernel_.k2.noise_level))
+    # the reported likelihood is that of all 200 rows at the fitted hyperparameters
+    assert model.log_marginal_likelihood(theta) == pytest.approx(model.log_marginal_likelihood_value_, rel=1e-9)
+    full = cheap(max_depth=2).fit(X[:200], y[:200])
+    assert model.log_marginal_likelihood_value_ <= full.log_marginal_likelihood_value_ + 1e-6
+
+
+def test_interrupted_search_keeps_the_best_so_far(additive_interaction_data, monkeypatch):
+    import skgpsearch._search as search_module
+
+    X, y = additive_interaction_data
+    original = search_module.RegressionCandidateFitter.__call__
+    calls = []
+
+    def interrupt_after_four(self, *args, **kwargs):
+        calls.append(1)
+        if len(calls) > 4:
+            raise KeyboardInterrupt
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(search_module.RegressionCandidateFitter, "__call__", interrupt_after_four)
+    with pytest.warns(RuntimeWarning, match="interrupted"):
+        model = cheap(max_depth=3).fit(X[:60], y[:60])
+    assert model.search_stop_reason_ == "interrupted"
+    assert len(model.search_results_["structure"]) == 4
+    assert model.predict(X[:2]).shape == (2,)
