@@ -17,7 +17,7 @@ from scipy.optimize import minimize
 from scipy.spatial.distance import squareform
 
 from ._kernel_tree import KernelTree, expand
-from ._linalg import NumericalError, cho_solve, cholesky_inverse, jittered_cholesky
+from ._linalg import NumericalError, cholesky_inverse, cholesky_solve, jittered_cholesky
 
 __all__ = ["RegressionObjective", "GPPosterior", "optimize_hyperparameters", "random_starts"]
 
@@ -75,7 +75,7 @@ class RegressionObjective:
         K = self.covariance(theta)
         L, _ = jittered_cholesky(K)
         del K
-        alpha = cho_solve((L, True), self.y)
+        alpha = cholesky_solve(L, self.y)
         lml = -0.5 * float(self.y @ alpha) - float(np.log(np.diag(L)).sum()) - 0.5 * self.n * _LOG_2PI
         if not eval_gradient:
             return lml
@@ -182,7 +182,7 @@ def _lbfgsb(objective, theta0, maxiter, failures):
         warnings.simplefilter("ignore", RuntimeWarning)
         result = minimize(
             negative, theta0, jac=True, method="L-BFGS-B", bounds=objective.bounds,
-            options={"maxiter": maxiter, "ftol": FTOL},
+            options={"maxiter": maxiter, "ftol": FTOL, "maxcor": 20},
         )
     value = -float(result.fun)
     if not value > -1e24:
@@ -212,7 +212,7 @@ class GPPosterior:
         K = KernelTree(kernel, X).matrix()
         K[np.diag_indices_from(K)] += self.noise_variance
         self.L, self.jitter = jittered_cholesky(K)
-        self.alpha = cho_solve((self.L, True), self.y)
+        self.alpha = cholesky_solve(self.L, self.y)
         n = self.y.shape[0]
         self.log_marginal_likelihood = (
             -0.5 * float(self.y @ self.alpha) - float(np.log(np.diag(self.L)).sum()) - 0.5 * n * _LOG_2PI
