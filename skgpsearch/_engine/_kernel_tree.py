@@ -235,7 +235,7 @@ class _CatalogueLeaf(_Leaf):
         by_name = {hp.name: hp for hp in kernel.hyperparameters}
         self.sizes = [by_name[name].n_elements for name in self.free]
         self.unconstrained = set(kernel._unconstrained)
-        self.values = {name: getattr(kernel, name) for name in kernel._hyperparameter_names}
+        self.values = {name: _normalised(getattr(kernel, name)) for name in kernel._hyperparameter_names}
         self.n_dims = sum(self.sizes)
 
     def set(self, theta):
@@ -247,8 +247,7 @@ class _CatalogueLeaf(_Leaf):
             i += size
 
     def value(self, name):
-        value = self.values[name]
-        return float(value) if np.ndim(value) == 0 or np.size(value) == 1 else np.asarray(value, dtype=float)
+        return self.values[name]
 
     def _put(self, out, name, number):
         offset = self.slice.start
@@ -257,6 +256,12 @@ class _CatalogueLeaf(_Leaf):
                 out[offset : offset + size] = number
                 return
             offset += size
+
+
+def _normalised(value):
+    """A float for a scalar (or one-element) hyperparameter, else a float array."""
+    array = np.asarray(value, dtype=float)
+    return float(array.ravel()[0]) if array.size == 1 else array.ravel().copy()
 
 
 class _StationaryLeaf(_CatalogueLeaf):

@@ -26,6 +26,8 @@ _LOG_2PI = math.log(2.0 * math.pi)
 #: L-BFGS-B stops when the relative change of the objective falls below this
 #: (1e-9 of a log likelihood of a few hundred nats is ~1e-7 nats).
 FTOL = 2.2e-9
+#: Tolerance of the screening runs of multi-fidelity restarts (they only rank starts).
+SCREEN_FTOL = 1e-6
 
 
 class RegressionObjective:
@@ -143,7 +145,8 @@ def optimize_hyperparameters(objective, starts, maxiter=200, screen_objective=No
     if screen_objective is not None and len(starts) > n_refine:
         screened = []
         for theta0 in starts:
-            theta, value = _lbfgsb(screen_objective, theta0, maxiter, failures)
+            # the screen only ranks the starts: a loose tolerance is enough
+            theta, value = _lbfgsb(screen_objective, theta0, maxiter, failures, ftol=SCREEN_FTOL)
             if theta is None:
                 continue
             try:
@@ -160,7 +163,7 @@ def optimize_hyperparameters(objective, starts, maxiter=200, screen_objective=No
     return best_theta, best_value, failures
 
 
-def _lbfgsb(objective, theta0, maxiter, failures):
+def _lbfgsb(objective, theta0, maxiter, failures, ftol=None):
     """One L-BFGS-B run; (None, -inf) and a recorded failure if the start is singular."""
     try:
         objective(theta0)
@@ -182,7 +185,7 @@ def _lbfgsb(objective, theta0, maxiter, failures):
         warnings.simplefilter("ignore", RuntimeWarning)
         result = minimize(
             negative, theta0, jac=True, method="L-BFGS-B", bounds=objective.bounds,
-            options={"maxiter": maxiter, "ftol": FTOL, "maxcor": 20},
+            options={"maxiter": maxiter, "ftol": FTOL if ftol is None else ftol, "maxcor": 20},
         )
     value = -float(result.fun)
     if not value > -1e24:
