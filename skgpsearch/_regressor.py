@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import warnings
 
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin, clone
@@ -15,7 +16,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from ._engine._linalg import NumericalError
 from ._engine._regression import GPPosterior, RegressionObjective
 from ._search import RegressionCandidateFitter, run_search, single_threaded_blas
-from .criteria import criterion_names, get_criterion
+from .criteria import get_criterion
 from .grammar import Grammar, get_grammar, get_kind
 from .kernels import DataSummary, from_kernel, to_kernel
 
@@ -166,7 +167,7 @@ class CompositionalGPRegressor(RegressorMixin, BaseEstimator):
     _parameter_constraints = {
         "base_kernels": ["array-like", str, Kernel],
         "grammar": [StrOptions({"compositional", "cks", "sum_of_products", "sop"}), Grammar],
-        "criterion": [StrOptions(set(criterion_names())), callable],
+        "criterion": [str, callable],
         "max_depth": [Interval(numbers.Integral, 1, None, closed="left")],
         "search": [StrOptions({"greedy", "beam"})],
         "beam_width": [Interval(numbers.Integral, 1, None, closed="left")],
@@ -228,6 +229,10 @@ class CompositionalGPRegressor(RegressorMixin, BaseEstimator):
         """
         self._validate_params()
         X, y = validate_data(self, X, y, y_numeric=True, ensure_min_samples=2, dtype=np.float64)
+        # the model keeps the training data: never share the caller's arrays
+        X, y = X.copy(), y.copy()
+        if self.n_jobs == 0:
+            raise ValueError("n_jobs == 0 has no meaning; use None or 1 for sequential fits, -1 for all cores.")
         grammar = self._grammar()
         criterion = get_criterion(self.criterion)
         y_mean, y_std = 0.0, 1.0
@@ -238,6 +243,7 @@ class CompositionalGPRegressor(RegressorMixin, BaseEstimator):
         y_fit = (y - y_mean) / y_std
         summary = DataSummary.from_data(X, y_fit)
         noise_bounds = tuple(b * summary.target_variance for b in NOISE_BOUNDS)
+        self._noise_bounds = noise_bounds
         fitter = RegressionCandidateFitter(
             summary=summary,
             criterion=criterion,
@@ -282,13 +288,20 @@ class CompositionalGPRegressor(RegressorMixin, BaseEstimator):
 
     def _grammar(self):
         if isinstance(self.grammar, Grammar):
+            if _kind_names(self.base_kernels) != ("SE", "RQ", "PER", "LIN"):
+                warnings.warn(
+                    "base_kernels is ignored when grammar is a Grammar instance; set the grammar's "
+                    "own base_kernels instead.",
+                    UserWarning,
+                )
             return self.grammar
         return get_grammar(self.grammar, base_kernels=_kind_names(self.base_kernels))
 
     def _set_fitted(self, structure, kernel, noise, posterior, X, y, y_mean, y_std):
         self.structure_ = structure
         self._kernel_no_noise = kernel
-        self.kernel_ = kernel + WhiteKernel(noise, noise_level_bounds="fixed")
+        # kernel_.theta is then the full vector [kernel.theta, log noise] of log_marginal_likelihood
+        self.kernel_ = kernel + WhiteKernel(noise, noise_level_bounds=self._noise_bounds)
         self.noise_variance_ = noise * y_std**2
         self._posterior = posterior
         self._y_train_mean, self._y_train_std = y_mean, y_std
@@ -302,6 +315,7 @@ class CompositionalGPRegressor(RegressorMixin, BaseEstimator):
         view.n_features_in_ = self.n_features_in_
         if hasattr(self, "feature_names_in_"):
             view.feature_names_in_ = self.feature_names_in_
+        view._noise_bounds = self._noise_bounds
         view._set_fitted(structure, kernel, noise, posterior, X, y, y_mean, y_std)
         view.log_marginal_likelihood_value_ = lml
         view.n_hyperparameters_ = k
@@ -356,7 +370,8 @@ class CompositionalGPRegressor(RegressorMixin, BaseEstimator):
         ----------
         theta : array-like, default=None
             Log-hyperparameters ``[kernel.theta, log(noise variance)]`` on the
-            fitting scale; ``None`` returns the value at the fitted ones.
+            fitting scale, i.e. the layout of ``kernel_.theta``; ``None``
+            returns the value at the fitted ones.
         eval_gradient : bool, default=False
             Also return the gradient with respect to ``theta``.
         """
@@ -382,8 +397,8 @@ class CompositionalGPRegressor(RegressorMixin, BaseEstimator):
         check_is_fitted(self)
         X = validate_data(self, X, reset=False, dtype=np.float64)
         y = np.asarray(y, dtype=float).ravel()
-        if X is self.X_train_ or (X.shape == self.X_train_.shape and np.array_equal(X, self.X_train_)
-                                  and np.array_equal(y, self.y_train_)):
+        same_inputs = X is self.X_train_ or (X.shape == self.X_train_.shape and np.array_equal(X, self.X_train_))
+        if same_inputs and y.shape == self.y_train_.shape and np.array_equal(y, self.y_train_):
             return self.log_marginal_likelihood_value_
         noise = self.noise_variance_ / self._y_train_std**2
         posterior = GPPosterior(self._kernel_no_noise, noise, X, self._normalised(y))

@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import numpy as np
+from joblib import effective_n_jobs
 from sklearn.utils.parallel import Parallel, delayed
 
 from ._engine._linalg import NumericalError
@@ -94,13 +95,14 @@ class RegressionCandidateFitter:
         except (NumericalError, ValueError, ArithmeticError, np.linalg.LinAlgError) as exc:
             record.update(status="failed", message=f"{type(exc).__name__}: {exc}")
         if record["status"] != "ok":
-            record.update(
-                criterion=-np.inf,
-                log_marginal_likelihood=-np.inf,
-                theta=None,
-                noise_variance=None,
-                n_hyperparameters=expr.n_hyperparameters + 1,
-            )
+            record["criterion"] = -np.inf
+            for key, default in (
+                ("log_marginal_likelihood", -np.inf),
+                ("theta", None),
+                ("noise_variance", None),
+                ("n_hyperparameters", expr.n_hyperparameters + 1),
+            ):
+                record.setdefault(key, default)
         record["fit_time"] = time.perf_counter() - start
         return record
 
@@ -145,7 +147,8 @@ class RegressionCandidateFitter:
             score = self.criterion.from_evidence(lml, k, n)
         else:
             estimator = self.make_estimator(fitted, kernel, noise, posterior, lml, k)
-            score = float(self.criterion(estimator, X, y * self.y_std + self.y_mean))
+            # the training arrays as the user gave them (the same values in every process)
+            score = float(self.criterion(estimator, estimator.X_train_, estimator.y_train_))
         if not np.isfinite(score):
             return {
                 "status": "failed",
@@ -341,25 +344,36 @@ def run_search(
 
 
 def _evaluate(tasks, fitter, X, y, depth, base_seed, n_jobs, prefer, start, time_budget, result):
-    calls = (
-        delayed(fitter)(
-            expr,
-            X,
-            y,
-            candidate_seed(base_seed, expr),
-            None if parent is None else parent["noise_variance"],
-            hints,
-        )
-        for expr, _, parent, hints in tasks
-    )
+    """Fit the tasks of one level in parallel; records are appended in task order.
+
+    With a time budget the level is sent in batches of ``n_jobs`` candidates
+    and the budget is checked between batches (every finished fit is kept).
+    """
+    if result.records and time_budget is not None and time.perf_counter() - start > time_budget:
+        result.stop_reason = "time budget reached"
+        return []
+    batch = len(tasks) if time_budget is None else max(1, effective_n_jobs(n_jobs))
     indices = []
-    outputs = Parallel(n_jobs=n_jobs, prefer=prefer, return_as="generator")(calls)
-    for (expr, parent_index, parent, _), record in zip(tasks, outputs):
-        record["depth"] = depth
-        record["parent"] = None if parent is None else str(parent["structure"])
-        record["parent_index"] = parent_index
-        result.records.append(record)
-        indices.append(len(result.records) - 1)
+    for first in range(0, len(tasks), batch):
+        chunk = tasks[first : first + batch]
+        # a generator, so that the fits finished before an interruption are kept
+        records = Parallel(n_jobs=n_jobs, prefer=prefer, return_as="generator")(
+            delayed(fitter)(
+                expr,
+                X,
+                y,
+                candidate_seed(base_seed, expr),
+                None if parent is None else parent["noise_variance"],
+                hints,
+            )
+            for expr, _, parent, hints in chunk
+        )
+        for (expr, parent_index, parent, _), record in zip(chunk, records):
+            record["depth"] = depth
+            record["parent"] = None if parent is None else str(parent["structure"])
+            record["parent_index"] = parent_index
+            result.records.append(record)
+            indices.append(len(result.records) - 1)
         if time_budget is not None and time.perf_counter() - start > time_budget:
             result.stop_reason = "time budget reached"
             break

@@ -304,3 +304,51 @@ def test_interrupted_search_keeps_the_best_so_far(additive_interaction_data, mon
     assert model.search_stop_reason_ == "interrupted"
     assert len(model.search_results_["structure"]) == 4
     assert model.predict(X[:2]).shape == (2,)
+
+
+def test_review_regressions(additive_interaction_data):
+    X, y = additive_interaction_data
+    X, y = X[:60].copy(), y[:60].copy()
+    model = cheap(max_depth=2).fit(X, y)
+    # the training data is copied: changing the caller's array changes nothing
+    before = model.predict(X[:3].copy())
+    X += 3.0
+    np.testing.assert_allclose(model.predict(X[:3] - 3.0), before, rtol=1e-10)
+    X -= 3.0
+    # kernel_.theta is the layout of log_marginal_likelihood's theta; wrong lengths are refused
+    assert model.log_marginal_likelihood(model.kernel_.theta) == pytest.approx(model.log_marginal_likelihood_value_)
+    with pytest.raises(ValueError, match="theta must have"):
+        model.log_marginal_likelihood(np.append(model.kernel_.theta, 0.0))
+    # other targets on the training inputs are not mistaken for the training data
+    permuted = np.random.default_rng(0).permutation(y)
+    assert model.log_marginal_likelihood_on(model.X_train_, permuted) < model.log_marginal_likelihood_value_
+    # names are case-insensitive; n_jobs=0 is refused clearly
+    assert cheap(criterion="BIC", max_depth=2).fit(X, y).best_score_ == pytest.approx(model.best_score_)
+    with pytest.raises(ValueError, match="n_jobs == 0"):
+        cheap(n_jobs=0).fit(X, y)
+
+
+def test_failed_records_keep_the_values_that_were_computed():
+    X = np.linspace(0, 1, 25)[:, None]
+    y = np.sin(6 * X[:, 0])
+    calls = []
+
+    def criterion(est, X_, y_):
+        calls.append(1)
+        return float("nan") if len(calls) == 2 else est.log_marginal_likelihood_value_
+
+    model = CompositionalGPRegressor(base_kernels=("SE", "LIN"), max_depth=1, n_restarts=0,
+                                     criterion=criterion).fit(X, y)
+    results = model.search_results_
+    failed = results["status"].index("failed")
+    assert np.isfinite(results["log_marginal_likelihood"][failed])
+    assert results["criterion"][failed] == -np.inf and "nan" in results["message"][failed]
+
+
+def test_jitter_levels_do_not_stack():
+    from skgpsearch._engine._linalg import jittered_cholesky
+
+    v = np.arange(1.0, 6.0)
+    K = np.outer(v, v)
+    L, jitter = jittered_cholesky(K)
+    np.testing.assert_allclose(L @ L.T, K + jitter * np.eye(5), atol=1e-12 * np.abs(K).max())

@@ -36,12 +36,17 @@ def jittered_cholesky(K):
     scale = float(np.mean(np.diag(K)))
     if not scale > 0:
         raise NumericalError("the covariance matrix is not positive definite (non-positive mean diagonal)")
+    diagonal = np.diag(K).copy()
+    jittered = None
     for level in JITTER_LEVELS:
         jitter = level * scale
+        A = K
         if jitter:
-            K = K.copy()
-            K[np.diag_indices_from(K)] += jitter
-        L, info = lapack.dpotrf(K, lower=1, clean=1, overwrite_a=0)
+            # each level adds its jitter to the original diagonal (levels do not stack)
+            jittered = K.copy() if jittered is None else jittered
+            jittered[np.diag_indices_from(jittered)] = diagonal + jitter
+            A = jittered
+        L, info = lapack.dpotrf(A, lower=1, clean=1, overwrite_a=0)
         if info == 0:
             return L, jitter
     raise NumericalError(

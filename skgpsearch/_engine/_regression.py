@@ -74,6 +74,11 @@ class RegressionObjective:
         """
         self.n_evaluations += 1
         theta = np.asarray(theta, dtype=float)
+        if theta.shape != (self.n_dims,):
+            raise ValueError(
+                f"theta must have {self.n_dims} entries (kernel hyperparameters and the log noise "
+                f"variance), got shape {theta.shape}."
+            )
         K = self.covariance(theta)
         L, _ = jittered_cholesky(K)
         del K
