@@ -201,7 +201,8 @@ def test_budgets_keep_what_was_found(additive_interaction_data):
 
 def test_sum_of_products_grammar_and_grammar_objects(additive_interaction_data):
     X, y = additive_interaction_data
-    model = cheap(max_depth=2, grammar=SumOfProductsGrammar(max_terms=1)).fit(X[:60], y[:60])
+    with pytest.warns(UserWarning, match="base_kernels is ignored"):
+        model = cheap(max_depth=2, grammar=SumOfProductsGrammar(max_terms=1)).fit(X[:60], y[:60])
     assert all(parse(s).n_terms == 1 for s in model.search_results_["structure"])
 
 
