@@ -242,6 +242,7 @@ class CompositionalGPRegressor(RegressorMixin, BaseEstimator):
                 y_std = 1.0
         y_fit = (y - y_mean) / y_std
         summary = DataSummary.from_data(X, y_fit)
+        self._summary = summary
         noise_bounds = tuple(b * summary.target_variance for b in NOISE_BOUNDS)
         self._noise_bounds = noise_bounds
         fitter = RegressionCandidateFitter(
@@ -316,6 +317,7 @@ class CompositionalGPRegressor(RegressorMixin, BaseEstimator):
         if hasattr(self, "feature_names_in_"):
             view.feature_names_in_ = self.feature_names_in_
         view._noise_bounds = self._noise_bounds
+        view._summary = self._summary
         view._set_fitted(structure, kernel, noise, posterior, X, y, y_mean, y_std)
         view.log_marginal_likelihood_value_ = lml
         view.n_hyperparameters_ = k
@@ -403,6 +405,20 @@ class CompositionalGPRegressor(RegressorMixin, BaseEstimator):
         noise = self.noise_variance_ / self._y_train_std**2
         posterior = GPPosterior(self._kernel_no_noise, noise, X, self._normalised(y))
         return posterior.log_marginal_likelihood - len(y) * math.log(self._y_train_std)
+
+    def _fitted_objective(self, X, y):
+        """(objective on X, y at the fitted kernel, fitted theta, shift to original units).
+
+        The objective works on the normalised targets; adding ``shift``
+        (−n log y_std) to its log likelihood gives the original units.
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, reset=False, dtype=np.float64)
+        y = np.asarray(y, dtype=float).ravel()
+        if y.shape[0] != X.shape[0]:
+            raise ValueError(f"X has {X.shape[0]} rows but y has {y.shape[0]} values.")
+        objective = RegressionObjective(clone(self._kernel_no_noise), X, self._normalised(y), (1e-300, 1e300))
+        return objective, self.kernel_.theta.copy(), -len(y) * math.log(self._y_train_std)
 
     def _normalised(self, y):
         return (y - self._y_train_mean) / self._y_train_std

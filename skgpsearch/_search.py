@@ -22,7 +22,6 @@ from sklearn.utils.parallel import Parallel, delayed
 from ._engine._linalg import NumericalError
 from ._engine._periodogram import dominant_period
 from ._engine._regression import GPPosterior, RegressionObjective, optimize_hyperparameters, random_starts
-from .criteria import Criterion
 from .kernels import default_hyperparameters, from_kernel, to_kernel
 
 __all__ = ["RegressionCandidateFitter", "SearchResult", "run_search"]
@@ -143,7 +142,7 @@ class RegressionCandidateFitter:
         lml = posterior.log_marginal_likelihood - n * math.log(self.y_std)
         fitted = from_kernel(kernel, n_features=X.shape[1])
         k = objective.n_dims
-        if isinstance(self.criterion, Criterion):
+        if getattr(self.criterion, "evidence_only", False):
             score = self.criterion.from_evidence(lml, k, n)
         else:
             estimator = self.make_estimator(fitted, kernel, noise, posterior, lml, k)

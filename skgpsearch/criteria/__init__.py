@@ -1,9 +1,65 @@
 """Model-selection criteria: scorer-like callables ``criterion(estimator, X, y) -> float``.
 
-Greater is better, and values are on the log-evidence scale in nats: the
-information criteria are returned as −½·AIC and −½·BIC.
+Greater is better, and evidence-type values are in nats on the log-evidence
+scale: the information criteria are returned as −½·AIC and −½·BIC, the
+test-set losses (``msll``, ``smse``) negated. Every criterion works as the
+``criterion=`` of the estimators and as ``scoring=`` in scikit-learn's model
+selection tools.
 """
 
-from ._base import AIC, BIC, Criterion, LogMarginalLikelihood, criterion_names, get_criterion
+from ._base import AIC, BIC, Criterion, LogMarginalLikelihood
+from ._laplace import MAP, Laplace, Laplace0, LaplaceAIC, LaplaceBIC
+from ._predictive import LOO, LOOMSE, MSLL, SMSE
+from ._priors import DEFAULT_PRIOR_SD, HyperPrior
 
-__all__ = ["AIC", "BIC", "Criterion", "LogMarginalLikelihood", "criterion_names", "get_criterion"]
+_CRITERIA = {
+    cls.name: cls
+    for cls in (LogMarginalLikelihood, AIC, BIC, MAP, Laplace, Laplace0, LaplaceAIC, LaplaceBIC, LOO, LOOMSE, MSLL, SMSE)
+}
+
+
+def criterion_names():
+    """Names accepted by :func:`get_criterion` and by the estimators' ``criterion``."""
+    return tuple(sorted(_CRITERIA))
+
+
+def get_criterion(criterion):
+    """A criterion object from a name (case-insensitive), or a callable passed through.
+
+    Raises
+    ------
+    ValueError
+        For an unknown name (the message lists the known ones).
+    """
+    if isinstance(criterion, str):
+        cls = _CRITERIA.get(criterion.lower())
+        if cls is None:
+            raise ValueError(
+                f"Unknown criterion {criterion!r}; use one of {', '.join(criterion_names())} "
+                "or a callable (estimator, X, y) -> float."
+            )
+        return cls()
+    if callable(criterion):
+        return criterion
+    raise ValueError(f"criterion must be a name or a callable, got {type(criterion).__name__}.")
+
+
+__all__ = [
+    "AIC",
+    "BIC",
+    "Criterion",
+    "DEFAULT_PRIOR_SD",
+    "HyperPrior",
+    "LOO",
+    "LOOMSE",
+    "Laplace",
+    "Laplace0",
+    "LaplaceAIC",
+    "LaplaceBIC",
+    "LogMarginalLikelihood",
+    "MAP",
+    "MSLL",
+    "SMSE",
+    "criterion_names",
+    "get_criterion",
+]

@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-__all__ = ["Criterion", "LogMarginalLikelihood", "AIC", "BIC", "get_criterion", "criterion_names"]
+__all__ = ["Criterion", "LogMarginalLikelihood", "AIC", "BIC"]
 
 
 class Criterion:
@@ -22,6 +22,8 @@ class Criterion:
 
     #: Public name (used by :func:`get_criterion`).
     name = None
+    #: True when the value follows from (lml, k, n) alone (:meth:`from_evidence`).
+    evidence_only = False
 
     def __call__(self, estimator, X, y):
         lml = estimator.log_marginal_likelihood_on(X, y)
@@ -49,6 +51,7 @@ class LogMarginalLikelihood(Criterion):
     """
 
     name = "lml"
+    evidence_only = True
 
     def from_evidence(self, lml, k, n):
         return float(lml)
@@ -62,6 +65,7 @@ class AIC(Criterion):
     """
 
     name = "aic"
+    evidence_only = True
 
     def from_evidence(self, lml, k, n):
         return float(lml) - k
@@ -75,35 +79,7 @@ class BIC(Criterion):
     """
 
     name = "bic"
+    evidence_only = True
 
     def from_evidence(self, lml, k, n):
         return float(lml) - 0.5 * k * math.log(n)
-
-
-_CRITERIA = {cls.name: cls for cls in (LogMarginalLikelihood, AIC, BIC)}
-
-
-def criterion_names():
-    """Names accepted by :func:`get_criterion` and by the estimators' ``criterion``."""
-    return tuple(sorted(_CRITERIA))
-
-
-def get_criterion(criterion):
-    """A criterion object from a name, or a callable passed through.
-
-    Raises
-    ------
-    ValueError
-        For an unknown name (the message lists the known ones).
-    """
-    if isinstance(criterion, str):
-        cls = _CRITERIA.get(criterion.lower())
-        if cls is None:
-            raise ValueError(
-                f"Unknown criterion {criterion!r}; use one of {', '.join(criterion_names())} "
-                "or a callable (estimator, X, y) -> float."
-            )
-        return cls()
-    if callable(criterion):
-        return criterion
-    raise ValueError(f"criterion must be a name or a callable, got {type(criterion).__name__}.")

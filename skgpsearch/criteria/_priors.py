@@ -1,0 +1,109 @@
+"""Hyperpriors: independent normal priors on the (log-)hyperparameters of a structure.
+
+Every prior is centred at the data-aware default of its hyperparameter
+(:func:`skgpsearch.kernels.default_hyperparameters`), so that it adapts to the
+scale of each input column and of the (normalised) targets. Default standard
+deviations, in log space (the LIN offset in its own units):
+
+=====================  =========================================  ==================
+hyperparameter         prior mean (log)                           standard deviation
+=====================  =========================================  ==================
+amplitude (variance)   log var(y) (LIN: log var(y) / Σ var(x_c))  2.0
+lengthscale            log spread of the columns                  2.0
+period (PER)           log geometric mean of the period bounds    1.5
+lengthscale (PER)      log 1                                      1.5
+alpha (RQ)             log 1                                      2.0
+offset (LIN)           mean of the column (not logged)            range of the column
+noise variance         log (var(y) / 10)                          3.0
+=====================  =========================================  ==================
+
+Override with ``HyperPrior(sd={"lengthscale": 1.0, ...})``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..kernels import default_hyperparameters
+
+__all__ = ["HyperPrior", "DEFAULT_PRIOR_SD"]
+
+#: Default standard deviations per hyperparameter type (see the module docstring).
+DEFAULT_PRIOR_SD = {
+    "variance": 2.0,
+    "lengthscale": 2.0,
+    "period": 1.5,
+    "periodic_lengthscale": 1.5,
+    "alpha": 2.0,
+    "noise": 3.0,
+}
+
+_HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
+
+
+class HyperPrior:
+    """Independent normal prior on ``theta = [kernel.theta, log noise variance]``.
+
+    Parameters
+    ----------
+    sd : dict, optional
+        Standard deviations overriding :data:`DEFAULT_PRIOR_SD` (keys:
+        ``variance``, ``lengthscale``, ``period``, ``periodic_lengthscale``,
+        ``alpha``, ``noise``). The LIN offset's standard deviation is the range
+        of its column.
+    """
+
+    def __init__(self, sd=None):
+        self.sd = sd
+
+    def moments(self, structure, summary):
+        """Prior means and standard deviations, in the order of the structure's ``theta``.
+
+        The order is that of :func:`skgpsearch.kernels.to_kernel`: base kernels
+        depth first, each kernel's free hyperparameters (amplitude first), then
+        the noise variance.
+        """
+        sd = dict(DEFAULT_PRIOR_SD)
+        unknown = set(self.sd or {}) - set(sd)
+        if unknown:
+            raise ValueError(f"Unknown hyperprior keys {sorted(unknown)}; known: {sorted(sd)}.")
+        sd.update(self.sd or {})
+        means, sds = [], []
+        for leaf, free in zip(structure.leaves, structure.free_amplitudes()):
+            defaults = default_hyperparameters(leaf.name, leaf.columns, summary)
+            for name in leaf.kind.parameters:
+                if name == "variance" and not free:
+                    continue
+                init, (low, high) = defaults[name]
+                if name == "offset":
+                    means.extend(np.ravel(init))
+                    sds.extend(np.ravel(high - low) / 3.0)
+                    continue
+                key = "periodic_lengthscale" if (leaf.name == "PER" and name == "lengthscale") else name
+                means.append(math.log(init))
+                sds.append(sd[key])
+        means.append(math.log(0.1 * summary.target_variance))
+        sds.append(sd["noise"])
+        return np.asarray(means, dtype=float), np.asarray(sds, dtype=float)
+
+    def log_pdf(self, theta, structure, summary, eval_gradient=False):
+        """log p(theta), and its gradient if asked."""
+        means, sds = self.moments(structure, summary)
+        theta = np.asarray(theta, dtype=float)
+        if theta.shape != means.shape:
+            raise ValueError(f"theta has {theta.size} entries; the prior of {structure} has {means.size}.")
+        z = (theta - means) / sds
+        value = float(-0.5 * np.sum(z * z) - np.sum(np.log(sds)) - means.size * _HALF_LOG_2PI)
+        if not eval_gradient:
+            return value
+        return value, -z / sds
+
+    def precision(self, structure, summary):
+        """−∇∇ log p(theta): the diagonal matrix of inverse variances."""
+        _, sds = self.moments(structure, summary)
+        return np.diag(1.0 / sds**2)
+
+    def __repr__(self):
+        return "HyperPrior()" if not self.sd else f"HyperPrior(sd={self.sd!r})"
