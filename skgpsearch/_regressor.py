@@ -84,6 +84,11 @@ class CompositionalGPRegressor(RegressorMixin, BaseEstimator):
         Greedy keeps the best structure of each depth; beam keeps ``beam_width``.
     beam_width : int, default=2
         Structures kept per depth by the beam search.
+    objective : {"lml", "map", "loo"}, default="lml"
+        What the hyperparameters of each candidate maximise: the log marginal
+        likelihood, the log marginal likelihood plus the log hyperprior
+        (:class:`~skgpsearch.criteria.HyperPrior` defaults), or the closed-form
+        leave-one-out log predictive density (Rasmussen & Williams §5.4.2).
     n_restarts : int, default=2
         Random restarts of the hyperparameter optimisation per candidate, on
         top of the warm start (and of a start at the periodogram's period when
@@ -171,6 +176,7 @@ class CompositionalGPRegressor(RegressorMixin, BaseEstimator):
         "max_depth": [Interval(numbers.Integral, 1, None, closed="left")],
         "search": [StrOptions({"greedy", "beam"})],
         "beam_width": [Interval(numbers.Integral, 1, None, closed="left")],
+        "objective": [StrOptions({"lml", "map", "loo"})],
         "n_restarts": [Interval(numbers.Integral, 0, None, closed="left")],
         "normalize_y": ["boolean"],
         "max_optimize_samples": [Interval(numbers.Integral, 2, None, closed="left"), None],
@@ -190,6 +196,7 @@ class CompositionalGPRegressor(RegressorMixin, BaseEstimator):
         max_depth=3,
         search="greedy",
         beam_width=2,
+        objective="lml",
         n_restarts=2,
         normalize_y=True,
         max_optimize_samples=None,
@@ -205,6 +212,7 @@ class CompositionalGPRegressor(RegressorMixin, BaseEstimator):
         self.max_depth = max_depth
         self.search = search
         self.beam_width = beam_width
+        self.objective = objective
         self.n_restarts = n_restarts
         self.normalize_y = normalize_y
         self.max_optimize_samples = max_optimize_samples
@@ -235,26 +243,7 @@ class CompositionalGPRegressor(RegressorMixin, BaseEstimator):
             raise ValueError("n_jobs == 0 has no meaning; use None or 1 for sequential fits, -1 for all cores.")
         grammar = self._grammar()
         criterion = get_criterion(self.criterion)
-        y_mean, y_std = 0.0, 1.0
-        if self.normalize_y:
-            y_mean, y_std = float(np.mean(y)), float(np.std(y))
-            if not y_std > 0:
-                y_std = 1.0
-        y_fit = (y - y_mean) / y_std
-        summary = DataSummary.from_data(X, y_fit)
-        self._summary = summary
-        noise_bounds = tuple(b * summary.target_variance for b in NOISE_BOUNDS)
-        self._noise_bounds = noise_bounds
-        fitter = RegressionCandidateFitter(
-            summary=summary,
-            criterion=criterion,
-            noise_bounds=noise_bounds,
-            n_restarts=self.n_restarts,
-            max_optimize_samples=self.max_optimize_samples,
-            y_mean=y_mean,
-            y_std=y_std,
-            make_estimator=self._candidate_view,
-        )
+        y_fit, y_mean, y_std, summary, fitter = self._fitting_setup(X, y, criterion)
         base_seed = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
         self._fit_setup = (X, y, y_mean, y_std)
         try:
@@ -286,6 +275,54 @@ class CompositionalGPRegressor(RegressorMixin, BaseEstimator):
         self.search_path_ = result.levels
         self.search_stop_reason_ = result.stop_reason
         return self
+
+    def _fitting_setup(self, X, y, criterion):
+        """Normalised targets, data summary and candidate fitter for training data (X, y)."""
+        y_mean, y_std = 0.0, 1.0
+        if self.normalize_y:
+            y_mean, y_std = float(np.mean(y)), float(np.std(y))
+            if not y_std > 0:
+                y_std = 1.0
+        y_fit = (y - y_mean) / y_std
+        summary = DataSummary.from_data(X, y_fit)
+        self._summary = summary
+        self._noise_bounds = tuple(b * summary.target_variance for b in NOISE_BOUNDS)
+        fitter = RegressionCandidateFitter(
+            summary=summary,
+            criterion=criterion,
+            noise_bounds=self._noise_bounds,
+            n_restarts=self.n_restarts,
+            max_optimize_samples=self.max_optimize_samples,
+            y_mean=y_mean,
+            y_std=y_std,
+            make_estimator=self._candidate_view,
+            objective=self.objective,
+        )
+        return y_fit, y_mean, y_std, summary, fitter
+
+    def _refit_structure(self, X, y, seed=0):
+        """A model with this model's structure whose hyperparameters are refitted on (X, y).
+
+        The fit starts from this model's hyperparameters (warm start) plus
+        ``n_restarts`` random starts; no structure search.
+        """
+        check_is_fitted(self)
+        X, y = validate_data(self, X, y, reset=False, y_numeric=True, ensure_min_samples=2, dtype=np.float64)
+        model = clone(self)
+        model.n_features_in_ = self.n_features_in_
+        if hasattr(self, "feature_names_in_"):
+            model.feature_names_in_ = self.feature_names_in_
+        y_fit, y_mean, y_std, summary, fitter = model._fitting_setup(X, y, get_criterion("lml"))
+        record = fitter(self.structure_, X, y_fit, seed)
+        if record["status"] != "ok":
+            raise ValueError(f"Refitting {self.structure_} failed: {record['message']}")
+        kernel = to_kernel(record["structure"], summary=summary)
+        with single_threaded_blas():
+            posterior = GPPosterior(kernel, record["noise_variance"], X, y_fit)
+        model._set_fitted(record["structure"], kernel, record["noise_variance"], posterior, X.copy(), y.copy(), y_mean, y_std)
+        model.log_marginal_likelihood_value_ = record["log_marginal_likelihood"]
+        model.n_hyperparameters_ = record["n_hyperparameters"]
+        return model
 
     def _grammar(self):
         if isinstance(self.grammar, Grammar):

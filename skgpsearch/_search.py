@@ -22,6 +22,7 @@ from sklearn.utils.parallel import Parallel, delayed
 from ._engine._linalg import NumericalError
 from ._engine._periodogram import dominant_period
 from ._engine._regression import GPPosterior, RegressionObjective, optimize_hyperparameters, random_starts
+from .criteria import HyperPrior
 from .kernels import default_hyperparameters, from_kernel, to_kernel
 
 __all__ = ["RegressionCandidateFitter", "SearchResult", "run_search"]
@@ -81,6 +82,8 @@ class RegressionCandidateFitter:
     y_mean: float = 0.0
     y_std: float = 1.0
     make_estimator: object = None
+    objective: str = "lml"
+    prior: object = None
 
     def default_noise(self):
         return 0.1 * self.summary.target_variance
@@ -114,7 +117,11 @@ class RegressionCandidateFitter:
             rows = np.sort(rng.choice(n, size=self.max_optimize_samples, replace=False))
             X_opt, y_opt = X[rows], y[rows]
         noise_init = self.default_noise() if noise_init is None else noise_init
-        objective = RegressionObjective(kernel, X_opt, y_opt, self.noise_bounds)
+        kind = "loo" if self.objective == "loo" else "lml"
+        prior = None
+        if self.objective == "map":
+            prior = (self.prior or HyperPrior()).moments(expr, self.summary)
+        objective = RegressionObjective(kernel, X_opt, y_opt, self.noise_bounds, kind=kind, prior=prior)
         log_noise = math.log(noise_init)
         # Warm start: the parent's values for the shared part; new periodic kernels
         # start at the periodogram's period (the first hint), the others at their defaults.
@@ -131,7 +138,9 @@ class RegressionCandidateFitter:
         screen_size = min(max(n_opt // 2, 64), 400)
         if len(starts) > 2 and n_opt >= 2 * screen_size:
             rows = np.sort(rng.choice(n_opt, size=screen_size, replace=False))
-            screen = RegressionObjective(to_kernel(expr, summary=self.summary), X_opt[rows], y_opt[rows], self.noise_bounds)
+            screen = RegressionObjective(
+                to_kernel(expr, summary=self.summary), X_opt[rows], y_opt[rows], self.noise_bounds, kind=kind, prior=prior
+            )
         theta, _, failures = optimize_hyperparameters(objective, starts, self.maxiter, screen_objective=screen)
         if theta is None:
             raise NumericalError("; ".join(dict.fromkeys(failures)) or "no start could be optimised")

@@ -31,24 +31,35 @@ SCREEN_FTOL = 1e-6
 
 
 class RegressionObjective:
-    """Log marginal likelihood of exact GP regression and its gradient.
+    """Objective of exact GP regression for hyperparameter fitting, and its gradient.
 
     Parameters
     ----------
     kernel : sklearn Kernel
-        Its ``theta`` is modified in place by evaluations.
+        Compiled at construction (see :class:`KernelTree`).
     X : ndarray (n, d)
     y : ndarray (n,)
         Targets (already centred/scaled by the caller if wanted).
     noise_bounds : pair of float
         Bounds of the Gaussian noise variance.
+    kind : {"lml", "loo"}, default="lml"
+        ``"lml"``: log marginal likelihood; ``"loo"``: closed-form leave-one-out
+        log predictive density Σ_i log p(y_i | y_−i, θ) (Rasmussen & Williams
+        eq. 5.10, gradient eq. 5.13).
+    prior : pair of ndarray, optional
+        Means and standard deviations of independent normal priors on theta;
+        when given, log p(theta) is added (``"lml"`` + prior = MAP).
     """
 
-    def __init__(self, kernel, X, y, noise_bounds):
+    def __init__(self, kernel, X, y, noise_bounds, kind="lml", prior=None):
+        if kind not in ("lml", "loo"):
+            raise ValueError(f"kind must be 'lml' or 'loo', got {kind!r}.")
         self.kernel = kernel
         self.tree = KernelTree(kernel, X)
         self.y = np.asarray(y, dtype=float)
         self.n = self.y.shape[0]
+        self.kind = kind
+        self.prior = prior
         kb = kernel.bounds
         kb = np.asarray(kb, dtype=float).reshape(-1, 2)
         self.bounds = np.vstack([kb, np.log(np.asarray(noise_bounds, dtype=float))[np.newaxis, :]])
@@ -65,7 +76,7 @@ class RegressionObjective:
         return expand(k, kd + math.exp(theta[-1]))
 
     def __call__(self, theta, eval_gradient=False):
-        """Log marginal likelihood (and its gradient w.r.t. ``theta``).
+        """The objective (and its gradient w.r.t. ``theta``).
 
         Raises
         ------
@@ -83,6 +94,20 @@ class RegressionObjective:
         L, _ = jittered_cholesky(K)
         del K
         alpha = cholesky_solve(L, self.y)
+        if self.kind == "lml":
+            out = self._log_marginal_likelihood(L, alpha, theta, eval_gradient)
+        else:
+            out = self._leave_one_out(L, alpha, theta, eval_gradient)
+        if self.prior is None:
+            return out
+        means, sds = self.prior
+        z = (theta - means) / sds
+        log_prior = float(-0.5 * np.sum(z * z) - np.sum(np.log(sds)) - 0.5 * z.size * _LOG_2PI)
+        if not eval_gradient:
+            return out + log_prior
+        return out[0] + log_prior, out[1] - z / sds
+
+    def _log_marginal_likelihood(self, L, alpha, theta, eval_gradient):
         lml = -0.5 * float(self.y @ alpha) - float(np.log(np.diag(L)).sum()) - 0.5 * self.n * _LOG_2PI
         if not eval_gradient:
             return lml
@@ -97,6 +122,25 @@ class RegressionObjective:
         grad_noise = 0.5 * noise * float(wd.sum())
         grad_kernel = self.tree.contract_condensed(w, 0.5 * wd)
         return lml, np.append(grad_kernel, grad_noise)
+
+    def _leave_one_out(self, L, alpha, theta, eval_gradient):
+        inverse = cholesky_inverse(L)
+        inverse = np.tril(inverse)
+        inverse += np.tril(inverse, -1).T
+        d = np.diag(inverse).copy()
+        # log p(y_i | y_-i) = ½ log d_i − ½ α_i²/d_i − ½ log 2π  (R&W eq. 5.10 with σ_i² = 1/d_i)
+        value = float(np.sum(0.5 * np.log(d) - 0.5 * alpha * alpha / d) - 0.5 * self.n * _LOG_2PI)
+        if not eval_gradient:
+            return value
+        # R&W eq. 5.13 as one contraction Σ_ab G_ab ∂K_ab with
+        # G = (K^{-1} u) α^T − ½ K^{-1} diag(v) K^{-1},  u = α/d,  v = (1 + α²/d)/d
+        u = alpha / d
+        v = (1.0 + alpha * alpha / d) / d
+        G = np.outer(inverse @ u, alpha)
+        G -= 0.5 * (inverse * v) @ inverse
+        noise = math.exp(theta[-1])
+        grad_noise = noise * float(np.trace(G))
+        return value, np.append(self.tree.contract(G), grad_noise)
 
 
 def _hyperparameter_names(kernel):

@@ -9,12 +9,12 @@ selection tools.
 
 from ._base import AIC, BIC, Criterion, LogMarginalLikelihood
 from ._laplace import MAP, Laplace, Laplace0, LaplaceAIC, LaplaceBIC
-from ._predictive import LOO, LOOMSE, MSLL, SMSE
+from ._predictive import LOO, LOOMSE, MSLL, SMSE, KFold
 from ._priors import DEFAULT_PRIOR_SD, HyperPrior
 
 _CRITERIA = {
     cls.name: cls
-    for cls in (LogMarginalLikelihood, AIC, BIC, MAP, Laplace, Laplace0, LaplaceAIC, LaplaceBIC, LOO, LOOMSE, MSLL, SMSE)
+    for cls in (LogMarginalLikelihood, AIC, BIC, MAP, Laplace, Laplace0, LaplaceAIC, LaplaceBIC, LOO, LOOMSE, KFold, MSLL, SMSE)
 }
 
 
@@ -50,6 +50,7 @@ __all__ = [
     "Criterion",
     "DEFAULT_PRIOR_SD",
     "HyperPrior",
+    "KFold",
     "LOO",
     "LOOMSE",
     "Laplace",

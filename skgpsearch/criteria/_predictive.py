@@ -18,7 +18,7 @@ import numpy as np
 from .._engine._linalg import NumericalError, cholesky_inverse, cholesky_solve, jittered_cholesky
 from ._base import Criterion
 
-__all__ = ["LOO", "LOOMSE", "MSLL", "SMSE", "loo_predictive"]
+__all__ = ["LOO", "LOOMSE", "KFold", "MSLL", "SMSE", "loo_predictive"]
 
 _LOG_2PI = math.log(2.0 * math.pi)
 
@@ -99,3 +99,54 @@ class SMSE(Criterion):
         mean = estimator.predict(X)
         variance = float(np.var(y))
         return -float(np.mean((y - mean) ** 2)) / (variance if variance > 0 else 1.0)
+
+
+class KFold(Criterion):
+    """K-fold cross-validation with the hyperparameters refitted on every training fold.
+
+    The structure of the estimator is kept; its hyperparameters are optimised
+    again on each training fold (starting from the fitted ones) and the
+    held-out fold is scored with a scikit-learn scorer. Called with other data,
+    the cross-validation runs on that data.
+
+    Parameters
+    ----------
+    cv : int or cross-validation splitter, default=5
+        As in :func:`sklearn.model_selection.cross_val_score` (an int means
+        ``KFold(cv)`` without shuffling).
+    scoring : str or callable, default=None
+        A scikit-learn scorer name or callable; ``None`` uses the estimator's
+        ``score`` (R²).
+    """
+
+    name = "kfold"
+
+    def __init__(self, cv=5, scoring=None):
+        self.cv = cv
+        self.scoring = scoring
+
+    def __call__(self, estimator, X, y):
+        from sklearn.metrics import check_scoring
+        from sklearn.model_selection import check_cv
+
+        X = np.asarray(X, dtype=float)
+        y = np.asarray(y, dtype=float).ravel()
+        splitter = check_cv(self.cv)
+        scorer = check_scoring(estimator, scoring=self.scoring)
+        scores = []
+        for fold, (train, test) in enumerate(splitter.split(X, y)):
+            try:
+                model = estimator._refit_structure(X[train], y[train], seed=fold)
+            except (ValueError, NumericalError):
+                return float("nan")
+            scores.append(scorer(model, X[test], y[test]))
+        return float(np.mean(scores))
+
+    def __eq__(self, other):
+        return type(self) is type(other) and (self.cv, self.scoring) == (other.cv, other.scoring)
+
+    def __hash__(self):
+        return hash((type(self).__name__, repr(self.scoring)))
+
+    def __repr__(self):
+        return f"KFold(cv={self.cv!r}, scoring={self.scoring!r})"
