@@ -7,6 +7,7 @@ test-set losses (``msll``, ``smse``) negated. Every criterion works as the
 selection tools.
 """
 
+from ._asc import ASCBayes, ASCBeta
 from ._base import AIC, BIC, Criterion, LogMarginalLikelihood
 from ._laplace import MAP, Laplace, Laplace0, LaplaceAIC, LaplaceBIC
 from ._predictive import LOO, LOOMSE, MSLL, SMSE, KFold
@@ -14,7 +15,7 @@ from ._priors import DEFAULT_PRIOR_SD, HyperPrior
 
 _CRITERIA = {
     cls.name: cls
-    for cls in (LogMarginalLikelihood, AIC, BIC, MAP, Laplace, Laplace0, LaplaceAIC, LaplaceBIC, LOO, LOOMSE, KFold, MSLL, SMSE)
+    for cls in (LogMarginalLikelihood, AIC, BIC, ASCBayes, ASCBeta, MAP, Laplace, Laplace0, LaplaceAIC, LaplaceBIC, LOO, LOOMSE, KFold, MSLL, SMSE)
 }
 
 
@@ -46,6 +47,8 @@ def get_criterion(criterion):
 
 __all__ = [
     "AIC",
+    "ASCBayes",
+    "ASCBeta",
     "BIC",
     "Criterion",
     "DEFAULT_PRIOR_SD",
