@@ -23,6 +23,7 @@ from ._engine._linalg import NumericalError
 from ._engine._periodogram import dominant_period
 from ._engine._regression import GPPosterior, RegressionObjective, optimize_hyperparameters, random_starts
 from .criteria import HyperPrior
+from .grammar._expr import _scale
 from .kernels import default_hyperparameters, from_kernel, to_kernel
 
 __all__ = ["RegressionCandidateFitter", "SearchResult", "run_search"]
@@ -129,6 +130,10 @@ class RegressionCandidateFitter:
         warm = hinted[0] if hinted else expr
         starts = [np.append(to_kernel(warm, summary=self.summary).theta, log_noise)]
         cold = np.append(to_kernel(expr.without_values(), summary=self.summary).theta, math.log(self.default_noise()))
+        nested = _nested_start(expr, warm, self.summary)
+        if nested is not None:
+            # the child at (almost) its parent: new additive terms start with 1 % of their variance
+            starts.append(np.append(to_kernel(nested, summary=self.summary).theta, log_noise))
         starts += random_starts(kernel, cold, objective.bounds, self.n_restarts, rng)
         if len(hinted) > 1 and self.n_restarts > 0:
             # the second period candidate replaces the first random restart
@@ -205,6 +210,32 @@ def _apply_period_hints(expr, hints, summary):
 
         copies.append(expr.map_leaves(hint))
     return copies
+
+
+def _nested_start(expr, warm, summary):
+    """``warm`` with every new additive term of ``expr`` (no base kernel carrying values) scaled by 0.01.
+
+    A child S + B of a fitted parent S then starts next to the parent's
+    optimum, so its fit can always fall back on the parent's likelihood.
+    ``None`` when the structure has no values (no parent) or no new term.
+    """
+    if not expr.has_values:
+        return None
+    terms = expr.terms()
+    new = [i for i, term in enumerate(terms) if not any(leaf.params for leaf in term.leaves)]
+    if not new or len(new) == len(terms):
+        return None
+
+    def with_defaults(leaf):
+        if leaf.params:
+            return leaf
+        defaults = default_hyperparameters(leaf.name, leaf.columns, summary)
+        return leaf.with_params({name: value for name, (value, _) in defaults.items()})
+
+    scaled = list(warm.terms())
+    for i in new:
+        scaled[i] = _scale(scaled[i].map_leaves(with_defaults), 0.01)
+    return type(warm)._make(scaled)
 
 
 def _detrended(x, r):

@@ -353,3 +353,16 @@ def test_jitter_levels_do_not_stack():
     K = np.outer(v, v)
     L, jitter = jittered_cholesky(K)
     np.testing.assert_allclose(L @ L.T, K + jitter * np.eye(5), atol=1e-12 * np.abs(K).max())
+
+
+def test_a_child_never_fits_worse_than_its_parent():
+    """S + B contains S: the nested warm start keeps the child's likelihood at the parent's or above."""
+    rng = np.random.default_rng(0)
+    X = np.sort(rng.uniform(0, 10, size=(300, 1)), axis=0)
+    y = np.sin(2 * np.pi * X[:, 0] / 1.3) + 0.3 * X[:, 0] + 0.2 * rng.normal(size=300)
+    model = CompositionalGPRegressor(base_kernels=("SE", "PER"), max_depth=2, n_restarts=2, random_state=0).fit(X, y)
+    results = model.search_results_
+    lml = dict(zip(results["structure"], results["log_marginal_likelihood"]))
+    parent = results["parent"][results["structure"].index("SE(0) + PER(0)")]
+    assert lml["SE(0) + PER(0)"] >= lml[parent] - 0.5
+    assert lml["SE(0) + SE(0)"] >= lml["SE(0)"] - 0.5
