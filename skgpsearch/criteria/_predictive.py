@@ -34,6 +34,16 @@ def loo_predictive(objective, theta):
     return mean, variance
 
 
+def _loo_residuals(estimator, X, y):
+    """Leave-one-out residuals and variances on the fitting scale, or None if singular."""
+    objective, theta, _ = estimator._fitted_objective(X, y)
+    try:
+        mean, variance = loo_predictive(objective, theta)
+    except NumericalError:
+        return None
+    return objective.y - mean, variance
+
+
 class LOO(Criterion):
     """Closed-form leave-one-out log predictive density Σ_i log p(y_i | y_−i, θ̂), in nats.
 
@@ -44,13 +54,11 @@ class LOO(Criterion):
     name = "loo"
 
     def __call__(self, estimator, X, y):
-        objective, theta, _ = estimator._fitted_objective(X, y)
-        try:
-            mean, variance = loo_predictive(objective, theta)
-        except NumericalError:
+        parts = _loo_residuals(estimator, X, y)
+        if parts is None:
             return float("nan")
+        residual, variance = parts
         scale = estimator._y_train_std
-        residual = objective.y - mean
         densities = -0.5 * np.log(variance) - 0.5 * residual**2 / variance - 0.5 * _LOG_2PI - math.log(scale)
         return float(np.sum(densities))
 
@@ -61,12 +69,10 @@ class LOOMSE(Criterion):
     name = "loo_mse"
 
     def __call__(self, estimator, X, y):
-        objective, theta, _ = estimator._fitted_objective(X, y)
-        try:
-            mean, _ = loo_predictive(objective, theta)
-        except NumericalError:
+        parts = _loo_residuals(estimator, X, y)
+        if parts is None:
             return float("nan")
-        return -float(np.mean((objective.y - mean) ** 2)) * estimator._y_train_std**2
+        return -float(np.mean(parts[0] ** 2)) * estimator._y_train_std**2
 
 
 class MSLL(Criterion):
