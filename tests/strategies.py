@@ -4,7 +4,7 @@ import random
 
 from hypothesis import strategies as st
 
-from skgpsearch.grammar import KINDS, Base, Product, Sum, add, multiply
+from skgpsearch.grammar import KINDS, Base, Sum, add, multiply
 
 N_COLUMNS = 4
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 
 __all__ = ["Criterion", "LogMarginalLikelihood", "AIC", "BIC"]
 
