@@ -264,12 +264,7 @@ class CompositionalGPRegressor(RegressorMixin, BaseEstimator):
         finally:
             del self._fit_setup
         best = result.best
-        kernel = to_kernel(best["structure"], summary=summary)
-        with single_threaded_blas():
-            posterior = GPPosterior(kernel, best["noise_variance"], X, y_fit)
-        self._set_fitted(best["structure"], kernel, best["noise_variance"], posterior, X, y, y_mean, y_std)
-        self.log_marginal_likelihood_value_ = best["log_marginal_likelihood"]
-        self.n_hyperparameters_ = best["n_hyperparameters"]
+        self._adopt(best, summary, X, y, y_fit, y_mean, y_std)
         self.best_score_ = best["criterion"]
         self.search_results_ = _results_table(result.records)
         self.search_path_ = result.levels
@@ -308,21 +303,30 @@ class CompositionalGPRegressor(RegressorMixin, BaseEstimator):
         """
         check_is_fitted(self)
         X, y = validate_data(self, X, y, reset=False, y_numeric=True, ensure_min_samples=2, dtype=np.float64)
-        model = clone(self)
-        model.n_features_in_ = self.n_features_in_
-        if hasattr(self, "feature_names_in_"):
-            model.feature_names_in_ = self.feature_names_in_
+        model = self._unfitted_copy()
         y_fit, y_mean, y_std, summary, fitter = model._fitting_setup(X, y, get_criterion("lml"))
         record = fitter(self.structure_, X, y_fit, seed)
         if record["status"] != "ok":
             raise ValueError(f"Refitting {self.structure_} failed: {record['message']}")
+        model._adopt(record, summary, X.copy(), y.copy(), y_fit, y_mean, y_std)
+        return model
+
+    def _unfitted_copy(self):
+        """A clone that knows the input features (for views and refits)."""
+        model = clone(self)
+        model.n_features_in_ = self.n_features_in_
+        if hasattr(self, "feature_names_in_"):
+            model.feature_names_in_ = self.feature_names_in_
+        return model
+
+    def _adopt(self, record, summary, X, y, y_fit, y_mean, y_std):
+        """Become the model of a candidate record: posterior on all the training data."""
         kernel = to_kernel(record["structure"], summary=summary)
         with single_threaded_blas():
             posterior = GPPosterior(kernel, record["noise_variance"], X, y_fit)
-        model._set_fitted(record["structure"], kernel, record["noise_variance"], posterior, X.copy(), y.copy(), y_mean, y_std)
-        model.log_marginal_likelihood_value_ = record["log_marginal_likelihood"]
-        model.n_hyperparameters_ = record["n_hyperparameters"]
-        return model
+        self._set_fitted(record["structure"], kernel, record["noise_variance"], posterior, X, y, y_mean, y_std)
+        self.log_marginal_likelihood_value_ = record["log_marginal_likelihood"]
+        self.n_hyperparameters_ = record["n_hyperparameters"]
 
     def _grammar(self):
         if isinstance(self.grammar, Grammar):
@@ -349,10 +353,7 @@ class CompositionalGPRegressor(RegressorMixin, BaseEstimator):
     def _candidate_view(self, structure, kernel, noise, posterior, lml, k):
         """A fitted estimator for one candidate (what callable criteria receive)."""
         X, y, y_mean, y_std = self._fit_setup
-        view = clone(self)
-        view.n_features_in_ = self.n_features_in_
-        if hasattr(self, "feature_names_in_"):
-            view.feature_names_in_ = self.feature_names_in_
+        view = self._unfitted_copy()
         view._noise_bounds = self._noise_bounds
         view._summary = self._summary
         view._set_fitted(structure, kernel, noise, posterior, X, y, y_mean, y_std)

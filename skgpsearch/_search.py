@@ -202,10 +202,7 @@ def _apply_period_hints(expr, hints, summary):
         def hint(leaf, k=k):
             if leaf.name == "PER" and not leaf.params and leaf.columns[0] in new_columns:
                 periods = hints[leaf.columns[0]]
-                defaults = default_hyperparameters("PER", leaf.columns, summary)
-                params = {name: value for name, (value, _) in defaults.items()}
-                params["period"] = periods[min(k, len(periods) - 1)]
-                return leaf.with_params(params)
+                return _with_default_values(leaf, summary, period=periods[min(k, len(periods) - 1)])
             return leaf
 
         copies.append(expr.map_leaves(hint))
@@ -227,15 +224,20 @@ def _nested_start(expr, warm, summary):
         return None
 
     def with_defaults(leaf):
-        if leaf.params:
-            return leaf
-        defaults = default_hyperparameters(leaf.name, leaf.columns, summary)
-        return leaf.with_params({name: value for name, (value, _) in defaults.items()})
+        return leaf if leaf.params else _with_default_values(leaf, summary)
 
     scaled = list(warm.terms())
     for i in new:
         scaled[i] = _scale(scaled[i].map_leaves(with_defaults), 0.01)
     return type(warm)._make(scaled)
+
+
+def _with_default_values(leaf, summary, **overrides):
+    """The base kernel carrying its data-aware default values (some replaced by ``overrides``)."""
+    defaults = default_hyperparameters(leaf.name, leaf.columns, summary)
+    params = {name: value for name, (value, _) in defaults.items()}
+    params.update(overrides)
+    return leaf.with_params(params)
 
 
 def _detrended(x, r):
