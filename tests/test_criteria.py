@@ -235,7 +235,7 @@ def test_kfold_refits_hyperparameters_per_fold(model):
     from sklearn.base import clone as sk_clone
     from sklearn.metrics import get_scorer
 
-    from skgpsearch.criteria import KFold as KFoldCriterion
+    from skgpsearch.criteria import KFoldCV as KFoldCriterion
 
     criterion = KFoldCriterion(cv=KFold(4), scoring="neg_mean_squared_error")
     value = criterion(model, X, y)

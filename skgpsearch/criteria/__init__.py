@@ -10,12 +10,12 @@ selection tools.
 from ._asc import ASCBayes, ASCBeta
 from ._base import AIC, BIC, Criterion, LogMarginalLikelihood
 from ._laplace import MAP, Laplace, Laplace0, LaplaceAIC, LaplaceBIC
-from ._predictive import LOO, LOOMSE, MSLL, SMSE, KFold
+from ._predictive import LOO, LOOMSE, MSLL, SMSE, KFoldCV
 from ._priors import DEFAULT_PRIOR_SD, HyperPrior
 
 _CRITERIA = {
     cls.name: cls
-    for cls in (LogMarginalLikelihood, AIC, BIC, ASCBayes, ASCBeta, MAP, Laplace, Laplace0, LaplaceAIC, LaplaceBIC, LOO, LOOMSE, KFold, MSLL, SMSE)
+    for cls in (LogMarginalLikelihood, AIC, BIC, ASCBayes, ASCBeta, MAP, Laplace, Laplace0, LaplaceAIC, LaplaceBIC, LOO, LOOMSE, KFoldCV, MSLL, SMSE)
 }
 
 
@@ -53,7 +53,7 @@ __all__ = [
     "Criterion",
     "DEFAULT_PRIOR_SD",
     "HyperPrior",
-    "KFold",
+    "KFoldCV",
     "LOO",
     "LOOMSE",
     "Laplace",

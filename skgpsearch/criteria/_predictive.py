@@ -18,7 +18,7 @@ import numpy as np
 from .._engine._linalg import NumericalError, cholesky_inverse, cholesky_solve, jittered_cholesky
 from ._base import Criterion
 
-__all__ = ["LOO", "LOOMSE", "KFold", "MSLL", "SMSE", "loo_predictive"]
+__all__ = ["LOO", "LOOMSE", "KFoldCV", "MSLL", "SMSE", "loo_predictive"]
 
 _LOG_2PI = math.log(2.0 * math.pi)
 
@@ -107,7 +107,7 @@ class SMSE(Criterion):
         return -float(np.mean((y - mean) ** 2)) / (variance if variance > 0 else 1.0)
 
 
-class KFold(Criterion):
+class KFoldCV(Criterion):
     """K-fold cross-validation with the hyperparameters refitted on every training fold.
 
     The structure of the estimator is kept; its hyperparameters are optimised
@@ -155,4 +155,4 @@ class KFold(Criterion):
         return hash((type(self).__name__, repr(self.scoring)))
 
     def __repr__(self):
-        return f"KFold(cv={self.cv!r}, scoring={self.scoring!r})"
+        return f"KFoldCV(cv={self.cv!r}, scoring={self.scoring!r})"
