@@ -53,3 +53,19 @@ def scrambled_text(expr, rnd):
 
 def rng(seed):
     return random.Random(seed)
+
+
+def fd_gradient(kernel, X, h=1e-5):
+    """Central finite differences of K(X) with respect to kernel.theta, shape (n, n, n_dims)."""
+    import numpy as np
+
+    theta = kernel.theta.copy()
+    grads = []
+    for i in range(theta.size):
+        step = np.zeros_like(theta)
+        step[i] = h
+        grads.append((kernel.clone_with_theta(theta + step)(X) - kernel.clone_with_theta(theta - step)(X)) / (2 * h))
+    if not grads:
+        n = np.asarray(X).shape[0]
+        return np.empty((n, n, 0))
+    return np.stack(grads, axis=2)

@@ -8,21 +8,12 @@ from sklearn.base import clone
 from sklearn.gaussian_process import GaussianProcessRegressor
 from sklearn.gaussian_process.kernels import RBF, ConstantKernel, Matern, Product, Sum
 
+from strategies import fd_gradient
 from skgpsearch.kernels import LIN, PER, SE, WN, ActiveColumns
 
 
 def _X(n=7, d=4, seed=0):
     return np.random.default_rng(seed).uniform(-1.5, 1.5, size=(n, d))
-
-
-def fd_gradient(kernel, X, h=1e-5):
-    theta = kernel.theta.copy()
-    grads = []
-    for i in range(theta.size):
-        step = np.zeros_like(theta)
-        step[i] = h
-        grads.append((kernel.clone_with_theta(theta + step)(X) - kernel.clone_with_theta(theta - step)(X)) / (2 * h))
-    return np.stack(grads, axis=2)
 
 
 def se_by_hand(A, B, variance, lengthscale):

@@ -21,6 +21,7 @@ from sklearn.gaussian_process.kernels import (
     WhiteKernel,
 )
 
+from strategies import fd_gradient
 from skgpsearch.kernels import (
     C,
     LIN,
@@ -48,20 +49,6 @@ LS3 = [0.8, 1.3, 2.1]
 
 def _X(n=7, d=N_COLS, seed=0):
     return np.random.default_rng(seed).uniform(-1.5, 1.5, size=(n, d))
-
-
-def fd_gradient(kernel, X, h=1e-5):
-    """Central finite differences of K(X) with respect to kernel.theta."""
-    theta = kernel.theta.copy()
-    grads = []
-    for i in range(theta.size):
-        step = np.zeros_like(theta)
-        step[i] = h
-        Kp = kernel.clone_with_theta(theta + step)(X)
-        Km = kernel.clone_with_theta(theta - step)(X)
-        grads.append((Kp - Km) / (2 * h))
-    n = np.asarray(X).shape[0]
-    return np.stack(grads, axis=2) if grads else np.empty((n, n, 0))
 
 
 # (id, factory, number of input columns)
