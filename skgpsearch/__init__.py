@@ -1,7 +1,8 @@
 """skgpsearch: Gaussian-process kernel structure discovery, the scikit-learn way."""
 
+from ._classifier import CompositionalGPClassifier
 from ._regressor import CompositionalGPRegressor
 
 __version__ = "0.1.0"
 
-__all__ = ["CompositionalGPRegressor", "__version__"]
+__all__ = ["CompositionalGPClassifier", "CompositionalGPRegressor", "__version__"]

@@ -243,6 +243,8 @@ class CompositionalGPRegressor(RegressorMixin, BaseEstimator):
             raise ValueError("n_jobs == 0 has no meaning; use None or 1 for sequential fits, -1 for all cores.")
         grammar = self._grammar()
         criterion = get_criterion(self.criterion)
+        if not getattr(criterion, "regression", True):
+            raise ValueError(f"The criterion {self.criterion!r} applies to classifiers only.")
         y_fit, y_mean, y_std, summary, fitter = self._fitting_setup(X, y, criterion)
         base_seed = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
         self._fit_setup = (X, y, y_mean, y_std)
@@ -457,6 +459,10 @@ class CompositionalGPRegressor(RegressorMixin, BaseEstimator):
             raise ValueError(f"X has {X.shape[0]} rows but y has {y.shape[0]} values.")
         objective = RegressionObjective(clone(self._kernel_no_noise), X, self._normalised(y), (1e-300, 1e300))
         return objective, self.kernel_.theta.copy(), -len(y) * math.log(self._y_train_std)
+
+    def _prior_moments(self, prior):
+        """Means and standard deviations of the hyperprior on ``kernel_.theta``."""
+        return prior.moments(self.structure_, self._summary)
 
     def _normalised(self, y):
         return (y - self._y_train_mean) / self._y_train_std

@@ -85,6 +85,8 @@ class RegressionCandidateFitter:
     make_estimator: object = None
     objective: str = "lml"
     prior: object = None
+    #: run_search computes periodogram hints of new periodic kernels for this fitter
+    uses_period_hints = True
 
     def default_noise(self):
         return 0.1 * self.summary.target_variance
@@ -103,6 +105,7 @@ class RegressionCandidateFitter:
                 ("log_marginal_likelihood", -np.inf),
                 ("theta", None),
                 ("noise_variance", None),
+                ("warm_state", None),
                 ("n_hyperparameters", expr.n_hyperparameters + 1),
             ):
                 record.setdefault(key, default)
@@ -157,7 +160,7 @@ class RegressionCandidateFitter:
         fitted = from_kernel(kernel, n_features=X.shape[1])
         k = objective.n_dims
         if getattr(self.criterion, "evidence_only", False):
-            score = self.criterion.from_evidence(lml, k, n)
+            score = self.criterion.from_evidence(lml, k, n, fitted)
         else:
             estimator = self.make_estimator(fitted, kernel, noise, posterior, lml, k)
             # the training arrays as the user gave them (the same values in every process)
@@ -168,6 +171,7 @@ class RegressionCandidateFitter:
                 "message": f"criterion value {score}",
                 "theta": theta,
                 "noise_variance": noise,
+                "warm_state": noise,
                 "log_marginal_likelihood": lml,
                 "n_hyperparameters": k,
                 "structure": fitted,
@@ -177,6 +181,7 @@ class RegressionCandidateFitter:
             "structure": fitted,
             "theta": theta,
             "noise_variance": noise,
+            "warm_state": noise,
             "log_marginal_likelihood": lml,
             "criterion": score,
             "n_hyperparameters": k,
@@ -306,7 +311,9 @@ def run_search(
     result = SearchResult()
     seen = {}
     start = time.perf_counter()
-    period_columns = sorted({b.columns[0] for b in grammar.base_set(n_features) if b.name == "PER"})
+    period_columns = []
+    if getattr(fitter, "uses_period_hints", False):
+        period_columns = sorted({b.columns[0] for b in grammar.base_set(n_features) if b.name == "PER"})
     frontier = [(expr, None) for expr in grammar.initial(n_features)]
     best_score = -np.inf
     try:
@@ -404,7 +411,7 @@ def _evaluate(tasks, fitter, X, y, depth, base_seed, n_jobs, prefer, start, time
                 X,
                 y,
                 candidate_seed(base_seed, expr),
-                None if parent is None else parent["noise_variance"],
+                None if parent is None else parent["warm_state"],
                 hints,
             )
             for expr, _, parent, hints in chunk

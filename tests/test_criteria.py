@@ -12,6 +12,7 @@ from skgpsearch import CompositionalGPRegressor
 from skgpsearch._engine._regression import GPPosterior, RegressionObjective
 from skgpsearch.criteria import AIC, BIC, LOO, LOOMSE, HyperPrior, criterion_names, get_criterion
 from skgpsearch.criteria._laplace import laplace_log_evidence
+from skgpsearch.grammar import parse
 from skgpsearch.kernels import SE, ActiveColumns
 
 rng = np.random.default_rng(11)
@@ -26,7 +27,8 @@ def model():
 
 def test_names_and_lookup():
     assert {"lml", "map", "aic", "bic", "laplace", "laplace_0", "laplace_aic", "laplace_bic",
-            "loo", "loo_mse", "msll", "smse"} <= set(criterion_names())
+            "loo", "loo_mse", "msll", "smse", "bic_light", "cv_accuracy", "kfold", "asc_bayes",
+            "asc_beta"} <= set(criterion_names())
     assert isinstance(get_criterion("BIC"), BIC)
     with pytest.raises(ValueError, match="Unknown criterion 'nope'.*bic"):
         get_criterion("nope")
@@ -39,6 +41,26 @@ def test_information_criteria_equal_the_hand_formulas(model):
     assert AIC()(model, X, y) == pytest.approx(lml - k)
     assert BIC()(model, X, y) == pytest.approx(lml - 0.5 * k * math.log(len(y)))
     assert get_criterion("lml")(model, X, y) == pytest.approx(lml)
+    # BIC light counts base kernels only (seed 001 §4.2.3): SE and LIN in a depth-2 structure
+    b = len(model.structure_.leaves)
+    assert b == model.structure_.n_base_kernels
+    assert get_criterion("bic_light")(model, X, y) == pytest.approx(lml - 0.5 * b * math.log(len(y)))
+
+
+def test_bic_light_drives_a_search_and_counts_no_amplitudes():
+    model = CompositionalGPRegressor(base_kernels=("SE", "LIN"), max_depth=2, n_restarts=0, criterion="bic_light",
+                                     random_state=0).fit(X, y)
+    lml = model.log_marginal_likelihood_value_
+    assert model.best_score_ == pytest.approx(lml - 0.5 * len(model.structure_.leaves) * math.log(len(y)))
+    for structure, value, lml_c in zip(model.search_results_["structure"], model.search_results_["criterion"],
+                                       model.search_results_["log_marginal_likelihood"]):
+        n_base = len(parse(structure).leaves)
+        assert value == pytest.approx(lml_c - 0.5 * n_base * math.log(len(y)))
+
+
+def test_classification_only_criterion_is_refused_by_the_regressor():
+    with pytest.raises(ValueError, match="classifiers only"):
+        CompositionalGPRegressor(criterion="cv_accuracy", max_depth=1).fit(X, y)
 
 
 def explicit_loo(model):
@@ -170,7 +192,7 @@ def test_map_equals_lml_plus_log_prior(model):
     assert get_criterion("map")(model, X, y) == pytest.approx(model.log_marginal_likelihood_value_ + prior_value)
 
 
-@pytest.mark.parametrize("name", sorted(set(criterion_names())))
+@pytest.mark.parametrize("name", sorted(set(criterion_names()) - {"cv_accuracy"}))
 def test_every_criterion_works_as_scoring_in_sklearn(name):
     cheap = CompositionalGPRegressor(base_kernels=("SE",), max_depth=1, n_restarts=0, random_state=0)
     # documented nan: the plain Laplace approximation where the Hessian is not positive definite,
@@ -205,6 +227,21 @@ def test_fitting_objective_maximises_its_criterion(objective, criterion):
     assert score(by_objective, X, y) >= score(by_lml, X, y) - 1e-6
     # and lml-fitted hyperparameters have the better marginal likelihood
     assert by_lml.log_marginal_likelihood_value_ >= by_objective.log_marginal_likelihood_value_ - 1e-6
+
+
+def test_map_objective_puts_the_laplace_expansion_at_the_posterior_mode():
+    """With objective="map" the log posterior is stationary at the fitted theta (where laplace_* expand it)."""
+    gradients = {}
+    for objective in ("map", "lml"):
+        fitted = CompositionalGPRegressor(base_kernels=("SE",), max_depth=1, n_restarts=2, objective=objective,
+                                          criterion="laplace_0", random_state=0).fit(X, y)
+        lml_objective, theta, _ = fitted._fitted_objective(X, y)
+        _, lml_gradient = lml_objective(theta, eval_gradient=True)
+        _, prior_gradient = HyperPrior().log_pdf(theta, fitted.structure_, fitted._summary, eval_gradient=True)
+        gradients[objective] = (np.max(np.abs(lml_gradient + prior_gradient)), np.max(np.abs(lml_gradient)))
+    assert gradients["map"][0] < 1e-3  # posterior mode
+    assert gradients["lml"][1] < 1e-3  # likelihood optimum ...
+    assert gradients["lml"][0] > 1e-2  # ... where the log posterior still has the prior's slope
 
 
 def test_loo_objective_gradient_matches_finite_differences():

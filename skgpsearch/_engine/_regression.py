@@ -151,15 +151,18 @@ def _hyperparameter_names(kernel):
     return names + ["noise_variance"]
 
 
-def random_starts(kernel, theta0, bounds, n_starts, rng):
+def random_starts(kernel, theta0, bounds, n_starts, rng, with_noise=True):
     """Random starting points inside the bounds.
 
     Amplitudes and the noise variance are drawn log-uniformly within a factor
     of 10 of their initial value (their data-aware bounds are much wider than
     any useful start); every other hyperparameter log-uniformly (the LIN
-    offset uniformly) over its whole bounds.
+    offset uniformly) over its whole bounds. Without ``with_noise``,
+    ``theta0`` and ``bounds`` cover the kernel hyperparameters only.
     """
     names = _hyperparameter_names(kernel)
+    if not with_noise:
+        names = names[:-1]
     starts = []
     for _ in range(n_starts):
         theta = np.empty_like(theta0)

@@ -8,14 +8,15 @@ selection tools.
 """
 
 from ._asc import ASCBayes, ASCBeta
-from ._base import AIC, BIC, Criterion, LogMarginalLikelihood
+from ._base import AIC, BIC, BICLight, Criterion, LogMarginalLikelihood
+from ._classification import CVAccuracy
 from ._laplace import MAP, Laplace, Laplace0, LaplaceAIC, LaplaceBIC
 from ._predictive import LOO, LOOMSE, MSLL, SMSE, KFoldCV
 from ._priors import DEFAULT_PRIOR_SD, HyperPrior
 
 _CRITERIA = {
     cls.name: cls
-    for cls in (LogMarginalLikelihood, AIC, BIC, ASCBayes, ASCBeta, MAP, Laplace, Laplace0, LaplaceAIC, LaplaceBIC, LOO, LOOMSE, KFoldCV, MSLL, SMSE)
+    for cls in (LogMarginalLikelihood, AIC, BIC, BICLight, CVAccuracy, ASCBayes, ASCBeta, MAP, Laplace, Laplace0, LaplaceAIC, LaplaceBIC, LOO, LOOMSE, KFoldCV, MSLL, SMSE)
 }
 
 
@@ -50,6 +51,8 @@ __all__ = [
     "ASCBayes",
     "ASCBeta",
     "BIC",
+    "BICLight",
+    "CVAccuracy",
     "Criterion",
     "DEFAULT_PRIOR_SD",
     "HyperPrior",

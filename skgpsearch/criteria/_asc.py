@@ -138,7 +138,7 @@ class _ASC(Criterion):
         self.n_points = n_points
         self.random_state = random_state
 
-    def __call__(self, estimator, X, y):
+    def _score(self, estimator, X, y):
         objective, theta, _ = estimator._fitted_objective(X, y)
         kernel = estimator._kernel_no_noise
         noise = math.exp(theta[-1])

@@ -53,7 +53,7 @@ class LOO(Criterion):
 
     name = "loo"
 
-    def __call__(self, estimator, X, y):
+    def _score(self, estimator, X, y):
         parts = _loo_residuals(estimator, X, y)
         if parts is None:
             return float("nan")
@@ -68,7 +68,7 @@ class LOOMSE(Criterion):
 
     name = "loo_mse"
 
-    def __call__(self, estimator, X, y):
+    def _score(self, estimator, X, y):
         parts = _loo_residuals(estimator, X, y)
         if parts is None:
             return float("nan")
@@ -85,7 +85,7 @@ class MSLL(Criterion):
 
     name = "msll"
 
-    def __call__(self, estimator, X, y):
+    def _score(self, estimator, X, y):
         y = np.asarray(y, dtype=float).ravel()
         mean, std = estimator.predict(X, return_std=True)
         variance = std**2 + estimator.noise_variance_
@@ -100,7 +100,7 @@ class SMSE(Criterion):
 
     name = "smse"
 
-    def __call__(self, estimator, X, y):
+    def _score(self, estimator, X, y):
         y = np.asarray(y, dtype=float).ravel()
         mean = estimator.predict(X)
         variance = float(np.var(y))
@@ -131,7 +131,7 @@ class KFoldCV(Criterion):
         self.cv = cv
         self.scoring = scoring
 
-    def __call__(self, estimator, X, y):
+    def _score(self, estimator, X, y):
         from sklearn.metrics import check_scoring
         from sklearn.model_selection import check_cv
 

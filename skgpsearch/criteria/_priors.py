@@ -15,7 +15,11 @@ lengthscale (PER)      log 1                                      1.5
 alpha (RQ)             log 1                                      2.0
 offset (LIN)           mean of the column (not logged)            range of the column
 noise variance         log (var(y) / 10)                          3.0
+constant mean (GPC)    latent value of the class frequency        2.0
+outlier rate (GPC)     logit 0.05 (robust likelihood, in logit)   2.0
 =====================  =========================================  ==================
+
+For classifiers the latent function has no target variance: v = 1.
 
 Override with ``HyperPrior(sd={"lengthscale": 1.0, ...})``.
 """
@@ -38,6 +42,8 @@ DEFAULT_PRIOR_SD = {
     "periodic_lengthscale": 1.5,
     "alpha": 2.0,
     "noise": 3.0,
+    "mean": 2.0,
+    "outlier_rate": 2.0,
 }
 
 _HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
@@ -51,8 +57,8 @@ class HyperPrior:
     sd : dict, optional
         Standard deviations overriding :data:`DEFAULT_PRIOR_SD` (keys:
         ``variance``, ``lengthscale``, ``period``, ``periodic_lengthscale``,
-        ``alpha``, ``noise``). The LIN offset's standard deviation is the range
-        of its column.
+        ``alpha``, ``noise``, and for classifiers ``mean``, ``outlier_rate``).
+        The LIN offset's standard deviation is the range of its column.
     """
 
     def __init__(self, sd=None):
@@ -65,11 +71,22 @@ class HyperPrior:
         depth first, each kernel's free hyperparameters (amplitude first), then
         the noise variance.
         """
+        means, sds = self.kernel_moments(structure, summary)
+        sd = self.standard_deviations()
+        return np.append(means, math.log(0.1 * summary.target_variance)), np.append(sds, sd["noise"])
+
+    def standard_deviations(self):
+        """The standard deviation per hyperparameter type (defaults and overrides)."""
         sd = dict(DEFAULT_PRIOR_SD)
         unknown = set(self.sd or {}) - set(sd)
         if unknown:
             raise ValueError(f"Unknown hyperprior keys {sorted(unknown)}; known: {sorted(sd)}.")
         sd.update(self.sd or {})
+        return sd
+
+    def kernel_moments(self, structure, summary):
+        """Prior means and standard deviations of the kernel hyperparameters only."""
+        sd = self.standard_deviations()
         means, sds = [], []
         for leaf, free in zip(structure.leaves, structure.free_amplitudes()):
             defaults = default_hyperparameters(leaf.name, leaf.columns, summary)
@@ -84,8 +101,6 @@ class HyperPrior:
                 key = "periodic_lengthscale" if (leaf.name == "PER" and name == "lengthscale") else name
                 means.append(math.log(init))
                 sds.append(sd[key])
-        means.append(math.log(0.1 * summary.target_variance))
-        sds.append(sd["noise"])
         return np.asarray(means, dtype=float), np.asarray(sds, dtype=float)
 
     def log_pdf(self, theta, structure, summary, eval_gradient=False):

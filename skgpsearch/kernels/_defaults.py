@@ -10,7 +10,9 @@ hyperparameter    initial value                              bounds
 variance          v (LIN: v / Σ var(x_c), so that the        initial × [1e-6, 1e4]
                   linear term starts with variance v)
 lengthscale       spread of the columns                      [½ smallest gap between distinct values,
-(SE, RQ, M*)                                                 100 × range]
+(SE, RQ, M*)      (at least 2 × the floor, if any)           100 × range]; with a lengthscale floor
+                                                             (discretised columns) at least the
+                                                             smallest gap
 alpha (RQ)        1                                          [1e-3, 1e3]
 period (PER)      geometric mean of its bounds               [2 × smallest sampling interval (Nyquist),
                                                              range of the column]
@@ -34,7 +36,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["DataSummary", "default_hyperparameters", "unit_amplitude"]
+__all__ = ["DataSummary", "default_hyperparameters", "discrete_columns", "unit_amplitude"]
 
 
 @dataclass(frozen=True)
@@ -51,10 +53,17 @@ class DataSummary:
     maximum: np.ndarray
     min_gap: np.ndarray
     target_variance: float = 1.0
+    #: Per-column lower bound of lengthscales (nan: none), e.g. for discretised features.
+    lengthscale_floor: np.ndarray | None = None
 
     @classmethod
-    def from_data(cls, X, y=None):
-        """Summarise training inputs ``X`` (n_samples, n_features) and optional targets ``y``."""
+    def from_data(cls, X, y=None, discrete_features=None):
+        """Summarise training inputs ``X`` (n_samples, n_features) and optional targets ``y``.
+
+        ``discrete_features`` (a boolean mask of the columns) puts the
+        lengthscale floor of those columns at their smallest gap between
+        distinct values (see :func:`discrete_columns`).
+        """
         X = np.asarray(X, dtype=float)
         if X.ndim == 1:
             X = X[:, np.newaxis]
@@ -73,6 +82,12 @@ class DataSummary:
                 raise ValueError("y contains NaN or infinity.")
             var = float(np.var(y)) if y.size > 1 else 0.0
             target_variance = var if var > 0 else 1.0
+        floor = None
+        if discrete_features is not None:
+            mask = np.asarray(discrete_features, dtype=bool)
+            if mask.shape != (X.shape[1],):
+                raise ValueError(f"discrete_features must have one entry per column ({X.shape[1]}).")
+            floor = np.where(mask, gaps, np.nan)
         return cls(
             mean=X.mean(axis=0),
             std=X.std(axis=0),
@@ -80,6 +95,7 @@ class DataSummary:
             maximum=X.max(axis=0),
             min_gap=gaps,
             target_variance=target_variance,
+            lengthscale_floor=floor,
         )
 
     @classmethod
@@ -115,10 +131,30 @@ class DataSummary:
         r = float(np.sqrt(np.sum((self.maximum[cols] - self.minimum[cols]) ** 2)))
         return r if r > 0 else 1.0
 
+    def lengthscale_floor_of(self, columns):
+        """The largest lengthscale floor among ``columns`` (None without one)."""
+        if self.lengthscale_floor is None:
+            return None
+        floors = self.lengthscale_floor[list(columns)]
+        floors = floors[np.isfinite(floors) & (floors > 0)]
+        return float(floors.max()) if floors.size else None
+
     def smallest_gap(self, columns):
         gaps = self.min_gap[list(columns)]
         gaps = gaps[np.isfinite(gaps) & (gaps > 0)]
         return float(gaps.min()) if gaps.size else None
+
+
+def discrete_columns(X):
+    """Boolean mask of the columns that look discretised: few distinct values.
+
+    A column is discretised when it has at most ``max(20, n_samples // 4)``
+    distinct values (on average four or more rows per value), e.g. counts,
+    ages in years, ordinal scores, binary indicators.
+    """
+    X = np.asarray(X, dtype=float)
+    limit = max(20, X.shape[0] // 4)
+    return np.array([np.unique(X[:, j]).size <= limit for j in range(X.shape[1])], dtype=bool)
 
 
 def unit_amplitude(kind, columns, summary):
@@ -173,6 +209,12 @@ def default_hyperparameters(kind, columns, summary):
         spread, span = summary.spread(columns), summary.range(columns)
         gap = summary.smallest_gap(columns)
         low = 0.5 * gap if gap is not None else 1e-3 * span
+        floor = summary.lengthscale_floor_of(columns)
+        if floor is not None:
+            # discretised features: no lengthscale shorter than the spacing of the values
+            # (seed 001 §4.4.1), so that the GP cannot fit isolated values
+            low = max(low, floor)
+            spread = max(spread, 2.0 * floor)
         out["lengthscale"] = _inside(spread, low, 100.0 * span)
     if kind == "RQ":
         out["alpha"] = (1.0, (1e-3, 1e3))

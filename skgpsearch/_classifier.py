@@ -1,0 +1,486 @@
+"""CompositionalGPClassifier: GP classification whose kernel structure is searched."""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin, clone
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from ._classification_fitter import ClassificationCandidateFitter
+from ._engine._classification import ClassificationPosterior, LaplaceObjective
+from ._engine._likelihoods import LIKELIHOODS, get_likelihood
+from ._regressor import _kind_names, _results_table
+from ._search import run_search, single_threaded_blas
+from .criteria import get_criterion
+from .grammar import Grammar, get_grammar
+from .kernels import DataSummary, to_kernel
+from .kernels._defaults import discrete_columns
+
+__all__ = ["CompositionalGPClassifier"]
+
+
+class CompositionalGPClassifier(ClassifierMixin, BaseEstimator):
+    """Gaussian-process classification with a searched kernel structure (Laplace approximation).
+
+    ``fit`` searches sums of products of base kernels (by default one
+    squared-exponential kernel per input column, the sum-of-products grammar
+    of seed 001 §4.1.2), fits every candidate's kernel hyperparameters, a
+    constant latent mean and the likelihood's parameters by maximising the
+    Laplace-approximate log marginal likelihood (R&W §3.4, §5.5.1), scores
+    each candidate with a criterion (default "BIC light") and keeps the best.
+
+    Multi-class problems are solved one-vs-rest: one binary GP, with its own
+    searched structure, per class; the class probabilities are the binary
+    probabilities normalised to sum to one. (A joint multi-class Laplace
+    model would couple the classes' structures and make each candidate's fit
+    K times as large; one-vs-rest keeps each class's structure readable.)
+
+    Parameters
+    ----------
+    base_kernels : sequence of str or sklearn kernels, default=("SE",)
+        Base kernels of the grammar, each tried on every input column (see
+        :class:`CompositionalGPRegressor`). Ignored when ``grammar`` is a
+        :class:`~skgpsearch.grammar.Grammar` instance.
+    grammar : {"sum_of_products", "compositional"} or Grammar, default="sum_of_products"
+        The sum-of-products grammar of seed 001 (add a base kernel as a new
+        term, or multiply one term by a base kernel) or the full
+        compositional grammar.
+    criterion : str or callable, default="bic_light"
+        ``"bic_light"`` (−½ BIC counting base kernels only, seed 001 §4.2.3),
+        ``"bic"``, ``"aic"``, ``"lml"``, ``"laplace"``, ``"laplace_0"``,
+        ``"laplace_aic"``, ``"laplace_bic"`` (Laplace-approximate evidence
+        integrated over the hyperparameters, seed 004), ``"cv_accuracy"``
+        (10-fold cross-validated accuracy with the fitted hyperparameters,
+        seed 001 §4.2.4; it has no complexity penalty, so ``max_depth`` is its
+        guard), or a callable ``(estimator, X, y) -> float`` (it receives a
+        binary model and labels in {−1, +1}).
+    likelihood : {"probit", "logistic", "robust"}, default="probit"
+        ``"probit"`` Φ(y f) (as in seed 001), ``"logistic"`` σ(y f), or
+        ``"robust"`` ε/2 + (1 − ε) Φ(y f) whose outlier rate ε (label noise
+        far from the boundary) is learned.
+    max_depth : int, default=6
+        Largest number of expansion steps (depth 1 = single base kernels).
+    search : {"greedy", "beam"}, default="greedy"
+    beam_width : int, default=2
+    n_restarts : int, default=2
+        Random restarts of the hyperparameter optimisation per candidate, on
+        top of the warm start from the parent.
+    discrete_features : "auto", bool, array-like of int or bool, default="auto"
+        Columns whose lengthscales may not be shorter than their smallest gap
+        between distinct values (seed 001 §4.4.1: otherwise the GP fits
+        isolated values of a discretised feature). ``"auto"``: columns with at
+        most ``max(20, n_samples // 4)`` distinct values; ``False``: none;
+        ``True``: all; or a mask / list of column indices.
+    max_optimize_samples : int or None, default=300
+        Hyperparameters are optimised on a random stratified subset of this
+        many rows when the data has more; the final model and the criterion
+        use all the data.
+    max_candidates : int, default=None
+        Budget of candidate fits per binary problem.
+    time_budget : float, default=None
+        Budget in seconds per binary problem.
+    n_jobs : int, default=None
+        Candidates fitted in parallel (joblib).
+    random_state : int, RandomState instance or None, default=None
+        With an int, results are reproducible and the same for any ``n_jobs``.
+    verbose : int, default=0
+        ``1`` prints one line per search depth.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+    structure_ : Expr, or list of Expr (one per class, multi-class)
+        The chosen structure(s); base kernels carry their fitted values.
+    kernel_ : sklearn Kernel, or list of them
+        The fitted kernel(s) of the latent function.
+    latent_mean_ : float or ndarray of shape (n_classes,)
+        The fitted constant mean of the latent function(s).
+    outlier_rate_ : float or ndarray of shape (n_classes,)
+        The fitted outlier rate ε (``likelihood="robust"`` only).
+    best_score_ : float
+        Criterion value of the chosen model (summed over the binary problems;
+        averaged for ``cv_accuracy``).
+    log_marginal_likelihood_value_ : float
+        Laplace-approximate log marginal likelihood (summed over classes).
+    n_hyperparameters_ : int
+        Free hyperparameters (kernel, mean, likelihood), summed over classes.
+    search_results_ : dict of lists
+        One entry per evaluated candidate (see the regressor), plus ``class``
+        (the positive class of the binary problem).
+    search_path_ : list of dict
+        Per binary problem and depth: best structure, criterion, candidates.
+    search_stop_reason_ : str or list of str
+    X_train_ : ndarray
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skgpsearch import CompositionalGPClassifier
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(-2, 2, size=(120, 3))
+    >>> y = (np.sin(2 * X[:, 0]) + X[:, 1] > 0).astype(int)
+    >>> clf = CompositionalGPClassifier(max_depth=2, random_state=0).fit(X, y)
+    >>> sorted({leaf.columns[0] for leaf in clf.structure_.leaves})
+    [0, 1]
+    >>> clf.predict_proba(X[:2]).shape
+    (2, 2)
+    """
+
+    _parameter_constraints = {
+        "base_kernels": ["array-like", str, object],
+        "grammar": [StrOptions({"compositional", "cks", "sum_of_products", "sop"}), Grammar],
+        "criterion": [str, callable],
+        "likelihood": [StrOptions(set(LIKELIHOODS))],
+        "max_depth": [Interval(numbers.Integral, 1, None, closed="left")],
+        "search": [StrOptions({"greedy", "beam"})],
+        "beam_width": [Interval(numbers.Integral, 1, None, closed="left")],
+        "n_restarts": [Interval(numbers.Integral, 0, None, closed="left")],
+        "discrete_features": [StrOptions({"auto"}), "boolean", "array-like"],
+        "max_optimize_samples": [Interval(numbers.Integral, 2, None, closed="left"), None],
+        "max_candidates": [Interval(numbers.Integral, 1, None, closed="left"), None],
+        "time_budget": [Interval(numbers.Real, 0, None, closed="neither"), None],
+        "n_jobs": [numbers.Integral, None],
+        "random_state": ["random_state"],
+        "verbose": ["verbose"],
+    }
+
+    def __init__(
+        self,
+        base_kernels=("SE",),
+        *,
+        grammar="sum_of_products",
+        criterion="bic_light",
+        likelihood="probit",
+        max_depth=6,
+        search="greedy",
+        beam_width=2,
+        n_restarts=2,
+        discrete_features="auto",
+        max_optimize_samples=300,
+        max_candidates=None,
+        time_budget=None,
+        n_jobs=None,
+        random_state=None,
+        verbose=0,
+    ):
+        self.base_kernels = base_kernels
+        self.grammar = grammar
+        self.criterion = criterion
+        self.likelihood = likelihood
+        self.max_depth = max_depth
+        self.search = search
+        self.beam_width = beam_width
+        self.n_restarts = n_restarts
+        self.discrete_features = discrete_features
+        self.max_optimize_samples = max_optimize_samples
+        self.max_candidates = max_candidates
+        self.time_budget = time_budget
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+        self.verbose = verbose
+
+    # -- fitting ------------------------------------------------------------------
+    def fit(self, X, y):
+        """Search the kernel structure(s) and fit the GP classifier.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Numeric features.
+        y : array-like of shape (n_samples,)
+            Class labels (at least two classes; strings or integers).
+
+        Returns
+        -------
+        self : object
+        """
+        self._validate_params()
+        X, y = _validate_training_data(self, X, y)
+        if self.n_jobs == 0:
+            raise ValueError("n_jobs == 0 has no meaning; use None or 1 for sequential fits, -1 for all cores.")
+        check_classification_targets(y)
+        self.classes_, y_index = np.unique(y, return_inverse=True)
+        if self.classes_.size < 2:
+            raise ValueError(
+                f"A classifier needs samples of at least 2 classes; the data has only class {self.classes_[0]!r}."
+            )
+        criterion = get_criterion(self.criterion)
+        if not getattr(criterion, "classification", True):
+            raise ValueError(
+                f"The criterion {self.criterion!r} applies to regression only; use bic_light, bic, aic, lml, "
+                "laplace, laplace_0, laplace_aic, laplace_bic or cv_accuracy."
+            )
+        likelihood = get_likelihood(self.likelihood)
+        grammar = self._grammar()
+        summary = DataSummary.from_data(X, discrete_features=self._discrete_mask(X))
+        self._summary = summary
+        seed = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
+        positives = [1] if self.classes_.size == 2 else list(range(self.classes_.size))
+        models, results, paths, reasons = [], [], [], []
+        for k in positives:
+            y_binary = np.where(y_index == k, 1.0, -1.0)
+            if self.verbose and len(positives) > 1:
+                print(f"[skgpsearch] class {self.classes_[k]!r} vs rest", flush=True)
+            model, result = self._search_binary(X, y_binary, criterion, likelihood, grammar, summary, seed + k)
+            models.append(model)
+            results.append(result)
+            for level in result.levels:
+                paths.append({"class": self.classes_[k], **level})
+            reasons.append(result.stop_reason)
+        self._binary_models = models
+        self.X_train_ = X
+        binary = len(models) == 1
+        self.structure_ = models[0].structure_ if binary else [m.structure_ for m in models]
+        self.kernel_ = models[0].kernel_ if binary else [m.kernel_ for m in models]
+        self.latent_mean_ = models[0].latent_mean_ if binary else np.array([m.latent_mean_ for m in models])
+        if likelihood.n_params:
+            rates = [m.likelihood_params_["outlier_rate"] for m in models]
+            self.outlier_rate_ = rates[0] if binary else np.array(rates)
+        self.best_score_ = criterion.combine([r.best["criterion"] for r in results]) if hasattr(
+            criterion, "combine"
+        ) else float(sum(r.best["criterion"] for r in results))
+        self.log_marginal_likelihood_value_ = float(sum(m.log_marginal_likelihood_value_ for m in models))
+        self.n_hyperparameters_ = int(sum(m.n_hyperparameters_ for m in models))
+        table = {"class": []}
+        for k, result in zip(positives, results):
+            part = _results_table(result.records)
+            table["class"] += [self.classes_[k]] * len(result.records)
+            for key, values in part.items():
+                table.setdefault(key, []).extend(values)
+        self.search_results_ = table
+        self.search_path_ = paths
+        self.search_stop_reason_ = reasons[0] if binary else reasons
+        return self
+
+    def _search_binary(self, X, y, criterion, likelihood, grammar, summary, seed):
+        fitter = ClassificationCandidateFitter(
+            summary=summary,
+            criterion=criterion,
+            likelihood=likelihood,
+            mean_init=likelihood.latent_of_probability(float(np.mean(y > 0))),
+            n_restarts=self.n_restarts,
+            max_optimize_samples=self.max_optimize_samples,
+            make_estimator=_BinaryModelFactory(X, y, likelihood, summary),
+        )
+        result = run_search(
+            fitter,
+            X,
+            y,
+            grammar,
+            max_depth=self.max_depth,
+            beam_width=1 if self.search == "greedy" else self.beam_width,
+            n_jobs=self.n_jobs,
+            base_seed=seed,
+            verbose=self.verbose,
+            max_candidates=self.max_candidates,
+            time_budget=self.time_budget,
+            criterion_name=getattr(criterion, "name", None) or "criterion",
+        )
+        best = result.best
+        p = best["theta"].size - 1 - likelihood.n_params
+        kernel = to_kernel(best["structure"], summary=summary)
+        kernel.theta = best["theta"][:p]
+        mean, lik_theta = float(best["theta"][p]), best["theta"][p + 1 :]
+        with single_threaded_blas():
+            posterior = ClassificationPosterior(kernel, mean, likelihood, lik_theta, X, y, a0=best["latent_start"])
+        model = _BinaryModel(best["structure"], kernel, mean, likelihood, lik_theta, posterior, X, y, summary)
+        model.n_hyperparameters_ = best["n_hyperparameters"]
+        return model, result
+
+    def _discrete_mask(self, X):
+        n_features = X.shape[1]
+        option = self.discrete_features
+        if isinstance(option, str):
+            return discrete_columns(X)
+        if isinstance(option, (bool, np.bool_)):
+            return np.full(n_features, bool(option))
+        option = np.asarray(option)
+        if option.dtype == bool:
+            if option.shape != (n_features,):
+                raise ValueError(f"discrete_features as a mask needs {n_features} entries, got {option.shape}.")
+            return option
+        mask = np.zeros(n_features, dtype=bool)
+        for c in option.ravel():
+            if not (isinstance(c, numbers.Integral) or np.issubdtype(type(c), np.integer)) or not 0 <= c < n_features:
+                raise ValueError(f"discrete_features lists column {c!r}; columns are 0..{n_features - 1}.")
+            mask[int(c)] = True
+        return mask
+
+    def _grammar(self):
+        if isinstance(self.grammar, Grammar):
+            return self.grammar
+        return get_grammar(self.grammar, base_kernels=_kind_names(self.base_kernels))
+
+    # -- prediction ---------------------------------------------------------------
+    def _binary_probabilities(self, X):
+        check_is_fitted(self)
+        X = validate_data(self, X, reset=False, dtype=np.float64)
+        return np.column_stack([m.posterior.predict_proba(X) for m in self._binary_models])
+
+    def predict_proba(self, X):
+        """Class probabilities (columns in the order of ``classes_``).
+
+        Binary: p(y = classes_[1]) from the Laplace posterior with the
+        latent variance integrated out (exact for probit and robust,
+        Gauss–Hermite quadrature for logistic). Multi-class: the one-vs-rest
+        probabilities normalised to sum to one.
+        """
+        p = self._binary_probabilities(X)
+        if p.shape[1] == 1:
+            return np.column_stack([1.0 - p[:, 0], p[:, 0]])
+        total = p.sum(axis=1, keepdims=True)
+        return p / np.where(total > 0, total, 1.0)
+
+    def predict_log_proba(self, X):
+        """Logarithm of :meth:`predict_proba`."""
+        with np.errstate(divide="ignore"):
+            return np.log(self.predict_proba(X))
+
+    def predict(self, X):
+        """The most probable class."""
+        check_is_fitted(self)
+        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+
+    def decision_function(self, X):
+        """Predictive log-odds log p(classes_[1]) − log p(classes_[0]) (> 0 means ``classes_[1]``).
+
+        This is the latent posterior mean *moderated* by its uncertainty (for
+        the probit likelihood, the log-odds of Φ(mean / sqrt(1 + var))): it
+        ranks test points like :meth:`predict_proba`, which the latent mean
+        itself does not when the posterior variances differ. The latent mean
+        and standard deviation are :meth:`predict_latent`. Multi-class: the
+        log-odds of each one-vs-rest probability, shape (n_samples, n_classes).
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, reset=False, dtype=np.float64)
+        scores = np.column_stack([m.posterior.predict_log_odds(X) for m in self._binary_models])
+        return scores[:, 0] if scores.shape[1] == 1 else scores
+
+    def predict_latent(self, X, return_std=False):
+        """Posterior mean (and standard deviation) of the latent function(s) at ``X``.
+
+        Returns arrays of shape (n_samples,) for binary problems and
+        (n_samples, n_classes) for one-vs-rest multi-class problems.
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, reset=False, dtype=np.float64)
+        means, sds = [], []
+        for m in self._binary_models:
+            mean, var = m.posterior.predict_latent(X, return_var=True)
+            means.append(mean)
+            sds.append(np.sqrt(var))
+        mean, sd = np.column_stack(means), np.column_stack(sds)
+        if mean.shape[1] == 1:
+            mean, sd = mean[:, 0], sd[:, 0]
+        return (mean, sd) if return_std else mean
+
+    def log_marginal_likelihood_on(self, X, y):
+        """Laplace-approximate log p(y | X) of other data under the fitted hyperparameters (summed over classes)."""
+        return float(sum(view.log_marginal_likelihood_on(Xv, yv) for view, Xv, yv in self._criterion_parts(X, y)))
+
+    def _criterion_parts(self, X, y):
+        """(binary model, X, labels in {−1, +1}) per binary problem: what criteria score."""
+        check_is_fitted(self)
+        X = validate_data(self, X, reset=False, dtype=np.float64)
+        y = np.asarray(y)
+        if y.shape[0] != X.shape[0]:
+            raise ValueError(f"X has {X.shape[0]} rows but y has {y.shape[0]} labels.")
+        unknown = set(np.unique(y)) - set(self.classes_)
+        if unknown:
+            raise ValueError(f"y has labels {sorted(unknown)!r} that the classifier was not fitted on.")
+        positives = [self.classes_[1]] if len(self._binary_models) == 1 else list(self.classes_)
+        return [(m, X, np.where(y == c, 1.0, -1.0)) for m, c in zip(self._binary_models, positives)]
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = False
+        return tags
+
+
+def _validate_training_data(estimator, X, y):
+    """validate_data with a clear message for non-numeric features."""
+    try:
+        X, y = validate_data(estimator, X, y, ensure_min_samples=2, dtype=np.float64)
+    except ValueError as exc:
+        if "could not convert" in str(exc) or "convert" in str(exc) and "float" in str(exc):
+            raise ValueError(
+                "X must contain numeric features only; encode categorical columns first "
+                f"(e.g. with sklearn.preprocessing.OneHotEncoder or OrdinalEncoder). ({exc})"
+            ) from exc
+        raise
+    return X.copy(), y
+
+
+class _BinaryModel:
+    """A fitted binary Laplace GP classifier: what criteria and predictions use.
+
+    Labels are in {−1, +1}; it exposes the interface the criteria need
+    (``log_marginal_likelihood_on``, ``n_hyperparameters_``, ``structure_``,
+    ``_fitted_objective``, ``_prior_moments``, ``_conditioned``).
+    """
+
+    def __init__(self, structure, kernel, mean, likelihood, lik_theta, posterior, X, y, summary):
+        self.structure_ = structure
+        self.kernel_ = kernel
+        self.latent_mean_ = float(mean)
+        self.likelihood = likelihood
+        self.lik_theta = np.asarray(lik_theta, dtype=float)
+        self.likelihood_params_ = likelihood.describe(self.lik_theta)
+        self.posterior = posterior
+        self.X_train_, self.y_train_ = X, y
+        self._summary = summary
+        self.log_marginal_likelihood_value_ = posterior.log_marginal_likelihood
+        self.n_hyperparameters_ = kernel.n_dims + 1 + likelihood.n_params
+
+    @property
+    def theta(self):
+        return np.concatenate([self.kernel_.theta, [self.latent_mean_], self.lik_theta])
+
+    def _is_training_data(self, X, y):
+        return X.shape == self.X_train_.shape and np.array_equal(X, self.X_train_) and np.array_equal(y, self.y_train_)
+
+    def log_marginal_likelihood_on(self, X, y):
+        X, y = np.asarray(X, dtype=float), np.asarray(y, dtype=float)
+        if self._is_training_data(X, y):
+            return self.log_marginal_likelihood_value_
+        with single_threaded_blas():
+            return self._conditioned(X, y).log_marginal_likelihood
+
+    def _conditioned(self, X, y):
+        """The posterior of the same hyperparameters conditioned on other data (X, y)."""
+        return ClassificationPosterior(self.kernel_, self.latent_mean_, self.likelihood, self.lik_theta, X, y)
+
+    def _fitted_objective(self, X, y):
+        objective = LaplaceObjective(clone(self.kernel_), np.asarray(X, dtype=float), np.asarray(y, dtype=float),
+                                     self.likelihood)
+        return objective, self.theta, 0.0
+
+    def _prior_moments(self, prior):
+        means, sds = prior.kernel_moments(self.structure_, self._summary)
+        sd = prior.standard_deviations()
+        mean_prior = self.likelihood.latent_of_probability(float(np.mean(self.y_train_ > 0)))
+        means = np.append(means, mean_prior)
+        sds = np.append(sds, sd["mean"])
+        if self.likelihood.n_params:
+            means = np.append(means, self.likelihood.default_theta())
+            sds = np.append(sds, [sd["outlier_rate"]] * self.likelihood.n_params)
+        return means, sds
+
+
+class _BinaryModelFactory:
+    """Builds the binary model of a candidate for criteria that need one (picklable)."""
+
+    def __init__(self, X, y, likelihood, summary):
+        self.X, self.y, self.likelihood, self.summary = X, y, likelihood, summary
+
+    def __call__(self, structure, kernel, mean, lik_theta, posterior, lml, k):
+        model = _BinaryModel(structure, kernel, mean, self.likelihood, lik_theta, posterior, self.X, self.y, self.summary)
+        model.n_hyperparameters_ = k
+        return model

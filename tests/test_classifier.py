@@ -1,0 +1,224 @@
+"""CompositionalGPClassifier: sklearn contract, behaviour against independent references."""
+
+import pickle
+
+import numpy as np
+import pytest
+from scipy.special import expit
+from sklearn.base import clone
+from sklearn.gaussian_process import GaussianProcessClassifier
+from sklearn.gaussian_process.kernels import RBF, ConstantKernel
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from skgpsearch import CompositionalGPClassifier
+from skgpsearch._engine._classification import LaplaceObjective
+from skgpsearch.criteria import get_criterion
+from skgpsearch.kernels import DataSummary, default_hyperparameters
+from skgpsearch.kernels._defaults import discrete_columns
+
+
+def _two_moons_like(n=150, seed=0, flip=0.0):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-2, 2, size=(n, 3))
+    f = 2.0 * np.sin(2 * X[:, 0]) + 1.5 * X[:, 1]
+    y = (f > 0).astype(int)
+    flips = rng.random(n) < flip
+    y[flips] = 1 - y[flips]
+    return X, y
+
+
+@parametrize_with_checks(
+    [
+        CompositionalGPClassifier(max_depth=1, n_restarts=0, random_state=0),
+        CompositionalGPClassifier(max_depth=2, n_restarts=0, likelihood="robust", criterion="bic",
+                                  max_optimize_samples=20, random_state=0),
+    ]
+)
+def test_sklearn_estimator_checks(estimator, check):
+    check(estimator)
+
+
+def test_finds_the_relevant_columns_and_predicts_well():
+    X, y = _two_moons_like(n=200)
+    clf = CompositionalGPClassifier(max_depth=3, random_state=0).fit(X, y)
+    columns = {leaf.columns[0] for leaf in clf.structure_.leaves}
+    assert columns == {0, 1}
+    X_test, y_test = _two_moons_like(n=400, seed=1)
+    assert clf.score(X_test, y_test) > 0.93
+    proba = clf.predict_proba(X_test)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    assert np.array_equal(clf.predict(X_test), clf.classes_[(clf.decision_function(X_test) > 0).astype(int)])
+
+
+def test_search_records_and_criterion_values_are_consistent():
+    X, y = _two_moons_like(n=120)
+    clf = CompositionalGPClassifier(max_depth=2, random_state=0).fit(X, y)
+    table = clf.search_results_
+    assert len(table["structure"]) == len(table["criterion"]) == len(table["class"])
+    assert clf.best_score_ == pytest.approx(max(c for c in table["criterion"] if np.isfinite(c)))
+    # the criterion recomputed on the fitted model equals the search's value
+    assert get_criterion("bic_light")(clf, X, y) == pytest.approx(clf.best_score_, rel=1e-9)
+    # the evidence is on all the data: an independent Laplace objective at the fitted theta agrees
+    model = clf._binary_models[0]
+    objective = LaplaceObjective(clone(model.kernel_), X, np.where(y == 1, 1.0, -1.0), model.likelihood)
+    # (equal up to the Newton tolerance: the mode is found from another start)
+    assert objective(model.theta) == pytest.approx(clf.log_marginal_likelihood_value_, rel=1e-7)
+
+
+def test_subsampled_optimisation_scores_on_all_the_data():
+    X, y = _two_moons_like(n=260)
+    clf = CompositionalGPClassifier(max_depth=1, max_optimize_samples=60, random_state=0).fit(X, y)
+    model = clf._binary_models[0]
+    objective = LaplaceObjective(clone(model.kernel_), X, np.where(y == 1, 1.0, -1.0), model.likelihood)
+    # (equal up to the Newton tolerance: the mode is found from another start)
+    assert objective(model.theta) == pytest.approx(clf.log_marginal_likelihood_value_, rel=1e-7)
+
+
+def test_fitted_evidence_is_at_least_sklearns_for_the_same_kernel():
+    # one SE kernel, logistic likelihood: ours also fits a constant mean, so its optimum is at least as high
+    X, y = _two_moons_like(n=120, flip=0.1)
+    X1 = X[:, :1]
+    clf = CompositionalGPClassifier(max_depth=1, likelihood="logistic", n_restarts=3, random_state=0).fit(X1, y)
+    gpc = GaussianProcessClassifier(ConstantKernel(1.0) * RBF(1.0), n_restarts_optimizer=3, random_state=0).fit(X1, y)
+    assert clf.log_marginal_likelihood_value_ >= gpc.log_marginal_likelihood_value_ - 1e-6
+
+
+@pytest.mark.parametrize("criterion", ["bic", "aic", "lml", "laplace_0", "laplace_bic", "cv_accuracy"])
+def test_every_classification_criterion_drives_the_search(criterion):
+    X, y = _two_moons_like(n=90)
+    clf = CompositionalGPClassifier(max_depth=2, n_restarts=0, criterion=criterion, random_state=0).fit(X, y)
+    assert np.isfinite(clf.best_score_)
+    assert clf.best_score_ == pytest.approx(get_criterion(criterion)(clf, X, y), rel=1e-6)
+
+
+def test_cv_accuracy_equals_explicit_folds_with_fixed_hyperparameters():
+    from sklearn.model_selection import StratifiedKFold
+
+    X, y = _two_moons_like(n=80, flip=0.1)
+    clf = CompositionalGPClassifier(max_depth=1, n_restarts=0, random_state=0).fit(X, y)
+    model = clf._binary_models[0]
+    labels = np.where(y == 1, 1.0, -1.0)
+    correct = 0
+    for train, test in StratifiedKFold(10, shuffle=True, random_state=0).split(X, labels):
+        posterior = model._conditioned(X[train], labels[train])
+        correct += np.sum((posterior.predict_proba(X[test]) > 0.5) == (labels[test] > 0))
+    assert get_criterion("cv_accuracy")(clf, X, y) == pytest.approx(correct / len(y))
+
+
+def test_regression_only_criteria_are_refused():
+    X, y = _two_moons_like(n=40)
+    with pytest.raises(ValueError, match="regression only"):
+        CompositionalGPClassifier(criterion="loo", max_depth=1).fit(X, y)
+
+
+def test_robust_likelihood_estimates_the_outlier_rate():
+    # salt-and-pepper noise: a fraction rho of labels replaced by coin flips -> epsilon = rho
+    rng = np.random.default_rng(3)
+    n = 600
+    X = rng.uniform(-3, 3, size=(n, 1))
+    y = (np.sin(1.5 * X[:, 0]) > 0).astype(int)
+    estimates = {}
+    for rho in (0.0, 0.2):
+        noisy = y.copy()
+        replaced = rng.random(n) < rho
+        noisy[replaced] = rng.integers(0, 2, size=replaced.sum())
+        clf = CompositionalGPClassifier(max_depth=1, likelihood="robust", n_restarts=2, random_state=0,
+                                        max_optimize_samples=None).fit(X, noisy)
+        estimates[rho] = clf.outlier_rate_
+        proba = clf.predict_proba(X)[:, 1]
+        assert proba.min() >= clf.outlier_rate_ / 2 - 1e-12 and proba.max() <= 1 - clf.outlier_rate_ / 2 + 1e-12
+    assert estimates[0.0] < 0.03
+    assert 0.12 < estimates[0.2] < 0.3
+
+
+def test_multiclass_string_labels_one_structure_per_class():
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-2, 2, size=(150, 2))
+    labels = np.array(["left", "middle", "right"])
+    y = labels[np.digitize(X[:, 0] + 0.2 * rng.normal(size=150), [-0.7, 0.7])]
+    clf = CompositionalGPClassifier(max_depth=2, n_restarts=0, random_state=0).fit(X, y)
+    assert list(clf.classes_) == ["left", "middle", "right"]
+    assert isinstance(clf.structure_, list) and len(clf.structure_) == 3
+    assert all(0 in {leaf.columns[0] for leaf in s.leaves} for s in clf.structure_)
+    proba = clf.predict_proba(X)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    assert clf.score(X, y) > 0.85
+    assert set(clf.search_results_["class"]) == set(labels)
+    mean, sd = clf.predict_latent(X[:5], return_std=True)
+    assert mean.shape == sd.shape == (5, 3)
+    # the multi-class criterion is the sum over the one-vs-rest problems
+    parts = [get_criterion("bic_light")._score(m, X, yk) for m, X_, yk in clf._criterion_parts(X, y)]
+    assert get_criterion("bic_light")(clf, X, y) == pytest.approx(sum(parts))
+    assert clf.best_score_ == pytest.approx(sum(parts), rel=1e-9)
+
+
+def test_discretised_features_floor_the_lengthscale():
+    rng = np.random.default_rng(0)
+    n = 200
+    X = np.column_stack([rng.integers(0, 8, size=n).astype(float), rng.normal(size=n)])
+    assert list(discrete_columns(X)) == [True, False]
+    guarded = DataSummary.from_data(X, discrete_features=discrete_columns(X))
+    plain = DataSummary.from_data(X)
+    assert default_hyperparameters("SE", (0,), guarded)["lengthscale"][1][0] == pytest.approx(1.0)
+    assert default_hyperparameters("SE", (0,), plain)["lengthscale"][1][0] == pytest.approx(0.5)
+    assert default_hyperparameters("SE", (1,), guarded)["lengthscale"][1] == default_hyperparameters(
+        "SE", (1,), plain)["lengthscale"][1]
+    # labels that alternate with the integer value invite a lengthscale below the spacing
+    y = (X[:, 0] % 2 == 0).astype(int)
+    flips = rng.random(n) < 0.1
+    y[flips] = 1 - y[flips]
+    clf = CompositionalGPClassifier(max_depth=1, random_state=0).fit(X, y)
+    free = CompositionalGPClassifier(max_depth=1, random_state=0, discrete_features=False).fit(X, y)
+    leaf = [l for l in clf.structure_.leaves if l.columns == (0,)]
+    assert all(l.params["lengthscale"] >= 1.0 - 1e-9 for l in leaf)
+    free_leaf = [l for l in free.structure_.leaves if l.columns == (0,)]
+    assert free_leaf and free_leaf[0].params["lengthscale"] < 1.0
+
+
+@pytest.mark.parametrize(
+    "X, y, match",
+    [
+        (np.zeros((5, 2)), np.ones(5), "at least 2 classes"),
+        (np.array([[0.0, np.nan], [1.0, 2.0], [2.0, 1.0]]), np.array([0, 1, 0]), "NaN"),
+        (np.array([["a", "b"], ["c", "d"], ["e", "f"]], dtype=object), np.array([0, 1, 0]), "numeric"),
+        (np.zeros((1, 2)), np.array([1]), "sample"),
+        (np.zeros((4, 2)), np.array([0, 1, 0]), "inconsistent"),
+    ],
+)
+def test_bad_input_is_a_clear_value_error(X, y, match):
+    with pytest.raises(ValueError, match=match):
+        CompositionalGPClassifier(max_depth=1).fit(X, y)
+
+
+def test_bad_parameters_are_clear_errors():
+    X, y = _two_moons_like(n=30)
+    with pytest.raises(ValueError, match="likelihood"):
+        CompositionalGPClassifier(likelihood="cauchy").fit(X, y)
+    with pytest.raises(ValueError, match="discrete_features"):
+        CompositionalGPClassifier(discrete_features=[7], max_depth=1).fit(X, y)
+    with pytest.raises(ValueError, match="Unknown criterion"):
+        CompositionalGPClassifier(criterion="nope", max_depth=1).fit(X, y)
+
+
+def test_reproducible_for_any_n_jobs_and_picklable():
+    X, y = _two_moons_like(n=100)
+    params = dict(max_depth=2, n_restarts=1, random_state=7)
+    one = CompositionalGPClassifier(n_jobs=1, **params).fit(X, y)
+    two = CompositionalGPClassifier(n_jobs=2, **params).fit(X, y)
+    assert str(one.structure_) == str(two.structure_)
+    np.testing.assert_allclose(one.predict_proba(X), two.predict_proba(X), rtol=1e-10)
+    again = pickle.loads(pickle.dumps(one))
+    np.testing.assert_array_equal(again.predict_proba(X), one.predict_proba(X))
+
+
+def test_pandas_feature_names_and_probit_probabilities():
+    pd = pytest.importorskip("pandas")
+    X, y = _two_moons_like(n=80)
+    frame = pd.DataFrame(X, columns=["a", "b", "c"])
+    clf = CompositionalGPClassifier(max_depth=1, random_state=0).fit(frame, y)
+    assert list(clf.feature_names_in_) == ["a", "b", "c"]
+    mean, sd = clf.predict_latent(frame, return_std=True)
+    from scipy.special import ndtr
+
+    np.testing.assert_allclose(clf.predict_proba(frame)[:, 1], ndtr(mean / np.sqrt(1 + sd**2)), rtol=1e-12)
+    assert expit(0.0) == 0.5

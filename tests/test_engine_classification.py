@@ -1,0 +1,191 @@
+"""Laplace GP classification engine and likelihoods against independent ground truth."""
+
+import numpy as np
+import pytest
+from scipy import integrate
+from scipy.special import expit, logit
+from sklearn.gaussian_process import GaussianProcessClassifier
+from sklearn.gaussian_process.kernels import RBF, ConstantKernel
+
+from skgpsearch._engine._classification import ClassificationPosterior, LaplaceObjective, find_mode
+from skgpsearch._engine._likelihoods import Logistic, Probit, RobustProbit, get_likelihood
+from skgpsearch.grammar import parse
+from skgpsearch.kernels import to_kernel
+
+LIKELIHOODS = [Logistic(), Probit(), RobustProbit()]
+
+
+def _data(n=40, d=2, seed=0, flip=0.0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    f = np.sin(2 * X[:, 0]) + 0.5 * X[:, 1] ** 2 - 0.3
+    y = np.where(f + 0.3 * rng.normal(size=n) > 0, 1.0, -1.0)
+    flips = rng.random(n) < flip
+    y[flips] *= -1
+    return X, y
+
+
+def _theta(objective, kernel, mean, likelihood, eps=0.1):
+    lik = np.array([logit(eps)]) if likelihood.n_params else np.zeros(0)
+    return np.concatenate([kernel.theta, [mean], lik])
+
+
+@pytest.mark.parametrize("likelihood", LIKELIHOODS, ids=lambda l: l.name)
+def test_likelihood_derivatives_match_finite_differences(likelihood):
+    rng = np.random.default_rng(1)
+    f = rng.normal(scale=3.0, size=200)
+    y = np.where(rng.random(200) < 0.5, -1.0, 1.0)
+    theta = likelihood.default_theta() + 0.3
+    h = 1e-5
+    out = likelihood.derivatives(y, f, theta)
+    plus, minus = likelihood.derivatives(y, f + h, theta), likelihood.derivatives(y, f - h, theta)
+    for order in range(3):
+        fd = (plus[order] - minus[order]) / (2 * h)
+        np.testing.assert_allclose(out[order + 1], fd, rtol=1e-5, atol=1e-7)
+    if likelihood.n_params:
+        d_params = likelihood.param_derivatives(y, f, theta)
+        for j in range(likelihood.n_params):
+            e = np.zeros_like(theta)
+            e[j] = h
+            up, down = likelihood.derivatives(y, f, theta + e), likelihood.derivatives(y, f, theta - e)
+            for order in range(3):
+                fd = (up[order] - down[order]) / (2 * h)
+                np.testing.assert_allclose(d_params[order][j], fd, rtol=1e-5, atol=1e-8)
+
+
+@pytest.mark.parametrize("likelihood", LIKELIHOODS, ids=lambda l: l.name)
+def test_likelihood_is_a_probability(likelihood):
+    f = np.linspace(-8, 8, 41)
+    theta = likelihood.default_theta()
+    pos = np.exp(likelihood.derivatives(np.ones_like(f), f, theta)[0])
+    neg = np.exp(likelihood.derivatives(-np.ones_like(f), f, theta)[0])
+    np.testing.assert_allclose(pos + neg, 1.0, atol=1e-12)
+
+
+@pytest.mark.parametrize("likelihood", LIKELIHOODS, ids=lambda l: l.name)
+def test_predictive_probability_matches_quadrature(likelihood):
+    theta = likelihood.default_theta()
+    for mean, var in [(0.3, 0.5), (-2.0, 4.0), (3.0, 0.01), (0.0, 25.0)]:
+        def integrand(f):
+            p = np.exp(likelihood.derivatives(np.ones(1), np.array([f]), theta)[0][0])
+            return p * np.exp(-0.5 * (f - mean) ** 2 / var) / np.sqrt(2 * np.pi * var)
+
+        sd = np.sqrt(var)
+        expected = integrate.quad(integrand, mean - 12 * sd, mean + 12 * sd, limit=200)[0]
+        got = likelihood.predict_proba(np.array([mean]), np.array([var]), theta)[0]
+        assert abs(got - expected) < 1e-7
+
+
+def test_robust_probabilities_are_in_the_mixture_range():
+    lik = RobustProbit()
+    theta = np.array([logit(0.2)])
+    p = lik.predict_proba(np.array([-50.0, 50.0]), np.array([0.0, 0.0]), theta)
+    np.testing.assert_allclose(p, [0.1, 0.9], atol=1e-12)
+
+
+def test_zero_mean_logistic_evidence_matches_sklearn():
+    X, y = _data(n=50)
+    kernel = ConstantKernel(2.0) * RBF(0.7)
+    objective = LaplaceObjective(kernel, X, y, Logistic())
+    theta = np.concatenate([kernel.theta, [0.0]])
+    gpc = GaussianProcessClassifier(kernel=kernel, optimizer=None).fit(X, (y > 0).astype(int))
+    expected, expected_grad = gpc.log_marginal_likelihood(kernel.theta, eval_gradient=True)
+    value, grad = objective(theta, eval_gradient=True)
+    assert value == pytest.approx(expected, rel=1e-8)
+    np.testing.assert_allclose(grad[: kernel.n_dims], expected_grad, rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("likelihood", LIKELIHOODS, ids=lambda l: l.name)
+@pytest.mark.parametrize("text", ["SE(0)", "SE(0) * SE(1) + LIN(1)", "M32(0) + SE(1)"])
+def test_gradient_matches_finite_differences(likelihood, text):
+    X, y = _data(n=35, flip=0.15, seed=3)
+    kernel = to_kernel(parse(text), X)
+    objective = LaplaceObjective(kernel, X, y, likelihood)
+    rng = np.random.default_rng(2)
+    theta = _theta(objective, kernel, 0.3, likelihood) + 0.2 * rng.normal(size=objective.n_dims)
+    value, grad = objective(theta, eval_gradient=True)
+    h = 1e-5
+    fd = np.empty_like(theta)
+    for j in range(theta.size):
+        e = np.zeros_like(theta)
+        e[j] = h
+        fd[j] = (objective(theta + e) - objective(theta - e)) / (2 * h)
+    np.testing.assert_allclose(grad, fd, rtol=1e-5, atol=1e-6)
+
+
+def test_robust_gradient_with_negative_curvature_matches_finite_differences():
+    # confident wrong labels make W negative at the mode: the LU path
+    X = np.linspace(-3, 3, 40)[:, None]
+    y = np.where(X[:, 0] > 0, 1.0, -1.0)
+    y[[1, 38]] *= -1
+    kernel = ConstantKernel(10.0) * RBF(5.0)
+    lik = RobustProbit()
+    objective = LaplaceObjective(kernel, X, y, lik)
+    theta = np.concatenate([kernel.theta, [0.0], [logit(0.05)]])
+    K = kernel(X)
+    mode = find_mode(K, y, 0.0, lik, theta[-1:])
+    assert not mode.positive
+    value, grad = objective(theta, eval_gradient=True)
+    h = 1e-5
+    fd = np.array([(objective(theta + h * e) - objective(theta - h * e)) / (2 * h) for e in np.eye(theta.size)])
+    np.testing.assert_allclose(grad, fd, rtol=1e-5, atol=1e-6)
+
+
+def test_mode_is_a_stationary_point_and_evidence_matches_brute_force_for_tiny_n():
+    # n = 2: the Laplace evidence is a closed form of the 2-D Gaussian integral around the mode
+    X = np.array([[0.0], [0.8]])
+    y = np.array([1.0, -1.0])
+    kernel = ConstantKernel(1.5) * RBF(1.0)
+    K = kernel(X)
+    lik = Probit()
+    mode = find_mode(K, y, 0.2, lik, np.zeros(0))
+    grad_psi = mode.d1 - np.linalg.solve(K, mode.f - 0.2)
+    assert np.max(np.abs(grad_psi)) < 1e-8
+    H = np.linalg.inv(K) + np.diag(mode.W)
+    psi = np.sum(mode.log_p) - 0.5 * (mode.f - 0.2) @ np.linalg.solve(K, mode.f - 0.2)
+    laplace = psi - 0.5 * np.linalg.slogdet(K)[1] - 0.5 * np.linalg.slogdet(H)[1]
+    assert mode.log_marginal_likelihood == pytest.approx(laplace, rel=1e-10)
+
+
+def test_probit_evidence_is_close_to_the_exact_integral_for_n_1():
+    # exact evidence for one point: Φ(y m / sqrt(1 + k)); Laplace is an approximation of it
+    kernel = ConstantKernel(0.5) * RBF(1.0)
+    X, y = np.zeros((1, 1)), np.array([1.0])
+    from scipy.special import ndtr
+
+    exact = np.log(ndtr(0.4 / np.sqrt(1.5)))
+    value = LaplaceObjective(kernel, X, y, Probit())(np.concatenate([kernel.theta, [0.4]]))
+    assert value == pytest.approx(exact, abs=0.02)
+
+
+def test_posterior_predictions_match_sklearn_latent_mean_and_variance():
+    X, y = _data(n=60, seed=7)
+    kernel = ConstantKernel(2.0) * RBF(0.8)
+    gpc = GaussianProcessClassifier(kernel=kernel, optimizer=None).fit(X, (y > 0).astype(int))
+    posterior = ClassificationPosterior(kernel, 0.0, Logistic(), np.zeros(0), X, y)
+    X_test = np.random.default_rng(0).normal(size=(30, 2))
+    mean, var = posterior.predict_latent(X_test, return_var=True)
+    sk = gpc.base_estimator_
+    K_star = sk.kernel_(sk.X_train_, X_test)
+    expected_mean = K_star.T.dot(sk.y_train_ - sk.pi_)
+    np.testing.assert_allclose(mean, expected_mean, rtol=1e-7, atol=1e-9)
+    v = np.linalg.solve(sk.L_, sk.W_sr_[:, None] * K_star)
+    np.testing.assert_allclose(var, sk.kernel_.diag(X_test) - np.einsum("ij,ij->j", v, v), rtol=1e-7, atol=1e-9)
+    # predictive probabilities: ours integrate the logistic exactly (quadrature); sklearn approximates
+    np.testing.assert_allclose(posterior.predict_proba(X_test), gpc.predict_proba(X_test)[:, 1], atol=5e-3)
+
+
+def test_unknown_likelihood_is_a_clear_error():
+    with pytest.raises(ValueError, match="Unknown likelihood"):
+        get_likelihood("cauchy")
+    assert get_likelihood("PROBIT").name == "probit"
+    assert expit(RobustProbit().default_theta()[0]) == pytest.approx(0.05)
+
+
+@pytest.mark.parametrize("likelihood", LIKELIHOODS, ids=lambda l: l.name)
+def test_log_odds_match_the_probabilities(likelihood):
+    theta = likelihood.default_theta()
+    mean = np.array([-3.0, -0.2, 0.0, 0.4, 2.5])
+    var = np.array([0.1, 2.0, 1.0, 0.0, 5.0])
+    p = likelihood.predict_proba(mean, var, theta)
+    np.testing.assert_allclose(likelihood.predict_log_odds(mean, var, theta), np.log(p / (1 - p)), rtol=1e-9, atol=1e-12)
