@@ -1,8 +1,9 @@
 """skgpsearch: Gaussian-process kernel structure discovery, the scikit-learn way."""
 
 from ._classifier import CompositionalGPClassifier
+from ._kernel_search_cv import KernelSearchCV
 from ._regressor import CompositionalGPRegressor
 
 __version__ = "0.1.0"
 
-__all__ = ["CompositionalGPClassifier", "CompositionalGPRegressor", "__version__"]
+__all__ = ["CompositionalGPClassifier", "CompositionalGPRegressor", "KernelSearchCV", "__version__"]

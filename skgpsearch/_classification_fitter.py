@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._engine._classification import ClassificationPosterior, LaplaceObjective
+from ._engine._classification import LAPLACE_FTOL, ClassificationPosterior, LaplaceObjective
 from ._engine._linalg import NumericalError
 from ._engine._regression import optimize_hyperparameters, random_starts
 from ._search import _nested_start, single_threaded_blas
@@ -89,7 +89,9 @@ class ClassificationCandidateFitter:
         if len(starts) > 2 and n_opt >= 2 * SCREEN_SIZE and self.likelihood.log_concave:
             rows = _stratified_subset(y_opt, SCREEN_SIZE, rng)
             screen = LaplaceObjective(to_kernel(expr, summary=self.summary), X_opt[rows], y_opt[rows], self.likelihood)
-        theta, _, failures = optimize_hyperparameters(objective, starts, self.maxiter, screen_objective=screen)
+        theta, _, failures = optimize_hyperparameters(
+            objective, starts, self.maxiter, screen_objective=screen, ftol=LAPLACE_FTOL
+        )
         if theta is None:
             raise NumericalError("; ".join(dict.fromkeys(failures)) or "no start could be optimised")
         kernel.theta = theta[:p]

@@ -6,6 +6,7 @@ import numbers
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
+from sklearn.gaussian_process.kernels import Kernel
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
@@ -134,7 +135,7 @@ class CompositionalGPClassifier(ClassifierMixin, BaseEstimator):
     """
 
     _parameter_constraints = {
-        "base_kernels": ["array-like", str, object],
+        "base_kernels": ["array-like", str, Kernel],
         "grammar": [StrOptions({"compositional", "cks", "sum_of_products", "sop"}), Grammar],
         "criterion": [str, callable],
         "likelihood": [StrOptions(set(LIKELIHOODS))],
@@ -243,9 +244,9 @@ class CompositionalGPClassifier(ClassifierMixin, BaseEstimator):
         if likelihood.n_params:
             rates = [m.likelihood_params_["outlier_rate"] for m in models]
             self.outlier_rate_ = rates[0] if binary else np.array(rates)
-        self.best_score_ = criterion.combine([r.best["criterion"] for r in results]) if hasattr(
-            criterion, "combine"
-        ) else float(sum(r.best["criterion"] for r in results))
+        best_scores = [r.best["criterion"] for r in results]
+        combine = getattr(criterion, "combine", None)
+        self.best_score_ = combine(best_scores) if combine is not None else float(sum(best_scores))
         self.log_marginal_likelihood_value_ = float(sum(m.log_marginal_likelihood_value_ for m in models))
         self.n_hyperparameters_ = int(sum(m.n_hyperparameters_ for m in models))
         table = {"class": []}
@@ -453,9 +454,15 @@ class _BinaryModel:
         with single_threaded_blas():
             return self._conditioned(X, y).log_marginal_likelihood
 
-    def _conditioned(self, X, y):
-        """The posterior of the same hyperparameters conditioned on other data (X, y)."""
-        return ClassificationPosterior(self.kernel_, self.latent_mean_, self.likelihood, self.lik_theta, X, y)
+    def _conditioned(self, X, y, warm=None):
+        """The posterior of the same hyperparameters conditioned on other data (X, y).
+
+        ``warm``: the rows of the training data that (X, y) are; Newton then
+        starts from the training mode's ∇ log p on those rows (a near-mode
+        start when most rows are kept), instead of from f = m.
+        """
+        a0 = None if warm is None else self.posterior.weights[warm]
+        return ClassificationPosterior(self.kernel_, self.latent_mean_, self.likelihood, self.lik_theta, X, y, a0=a0)
 
     def _fitted_objective(self, X, y):
         objective = LaplaceObjective(clone(self.kernel_), np.asarray(X, dtype=float), np.asarray(y, dtype=float),

@@ -222,3 +222,11 @@ def test_pandas_feature_names_and_probit_probabilities():
 
     np.testing.assert_allclose(clf.predict_proba(frame)[:, 1], ndtr(mean / np.sqrt(1 + sd**2)), rtol=1e-12)
     assert expit(0.0) == 0.5
+
+
+def test_cv_accuracy_on_other_data_conditions_on_that_data():
+    X, y = _two_moons_like(n=80)
+    X_other, y_other = _two_moons_like(n=50, seed=4)
+    clf = CompositionalGPClassifier(max_depth=1, n_restarts=0, random_state=0).fit(X, y)
+    value = get_criterion("cv_accuracy")(clf, X_other, y_other)
+    assert 0.7 < value <= 1.0

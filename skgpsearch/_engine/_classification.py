@@ -37,13 +37,16 @@ from scipy.linalg import lapack, solve_triangular
 from ._kernel_tree import KernelTree, expand
 from ._linalg import NumericalError, cholesky_inverse, jittered_cholesky
 
-__all__ = ["LaplaceObjective", "ClassificationPosterior", "MEAN_BOUNDS"]
+__all__ = ["LaplaceObjective", "ClassificationPosterior", "MEAN_BOUNDS", "LAPLACE_FTOL"]
 
 #: Bounds of the constant latent mean.
 MEAN_BOUNDS = (-10.0, 10.0)
 #: Newton iterations stop when Ψ improves by less than this (quadratic convergence
 #: makes the last step's error far smaller).
-NEWTON_TOL = 1e-10
+NEWTON_TOL = 1e-9
+#: Relative tolerance of L-BFGS-B on the Laplace evidence, itself an approximation
+#: (1e-7 of a few hundred nats is ~1e-5 nats).
+LAPLACE_FTOL = 1e-7
 NEWTON_MAX_ITER = 200
 
 

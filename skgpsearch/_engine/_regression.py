@@ -175,7 +175,7 @@ def random_starts(kernel, theta0, bounds, n_starts, rng, with_noise=True):
     return starts
 
 
-def optimize_hyperparameters(objective, starts, maxiter=200, screen_objective=None, n_refine=1):
+def optimize_hyperparameters(objective, starts, maxiter=200, screen_objective=None, n_refine=1, ftol=FTOL):
     """Maximise the objective with L-BFGS-B in theta space from several starts.
 
     Multi-fidelity restarts: when ``screen_objective`` (the same model on a
@@ -184,6 +184,8 @@ def optimize_hyperparameters(objective, starts, maxiter=200, screen_objective=No
     fraction of the cost -- the full objective is evaluated at each subset
     optimum, and only the ``n_refine`` best are optimised on all the data.
     Otherwise every start is optimised on all the data.
+
+    ``ftol`` is L-BFGS-B's relative tolerance of the full-data runs.
 
     Returns
     -------
@@ -209,7 +211,7 @@ def optimize_hyperparameters(objective, starts, maxiter=200, screen_objective=No
         starts = [theta for _, theta in screened[:n_refine]]
     best_theta, best_value = None, -np.inf
     for theta0 in starts:
-        theta, value = _lbfgsb(objective, theta0, maxiter, failures)
+        theta, value = _lbfgsb(objective, theta0, maxiter, failures, ftol=ftol)
         if theta is not None and value > best_value:
             best_theta, best_value = theta, value
     return best_theta, best_value, failures

@@ -18,6 +18,11 @@ class Criterion:
     :meth:`from_evidence`; the search then scores candidates without
     building an estimator.
 
+    A fitted Pipeline is scored through its last step on the transformed
+    inputs; scikit-learn's GaussianProcessRegressor and
+    GaussianProcessClassifier support the evidence criteria (and the
+    regressor the closed-form LOO ones) through read-only views.
+
     A multi-class (one-vs-rest) classifier is scored as the combination
     (:meth:`combine`, a sum by default: the binary problems are independent)
     of its binary problems' values.
@@ -33,6 +38,9 @@ class Criterion:
     regression = True
 
     def __call__(self, estimator, X, y):
+        from ._adapters import criterion_target
+
+        estimator, X = criterion_target(estimator, X)
         parts = getattr(estimator, "_criterion_parts", None)
         if parts is None:
             return self._score(estimator, X, y)

@@ -45,10 +45,13 @@ class CVAccuracy(Criterion):
         if n_splits < 2:
             return float("nan")
         splitter = StratifiedKFold(n_splits=n_splits, shuffle=True, random_state=0)
+        # on the training data, each fold's Newton iteration starts from the full-data mode
+        on_training_data = estimator._is_training_data(X, y)
         correct = 0
         for train, test in splitter.split(X, y):
             try:
-                latent = estimator._conditioned(X[train], y[train]).predict_latent(X[test])
+                warm = train if on_training_data else None
+                latent = estimator._conditioned(X[train], y[train], warm=warm).predict_latent(X[test])
             except NumericalError:
                 return float("nan")
             correct += int(np.sum(np.where(latent > 0, 1.0, -1.0) == y[test]))

@@ -1,0 +1,392 @@
+"""KernelSearchCV: kernel-structure selection as a scikit-learn model-selection meta-estimator."""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+from scipy.sparse import issparse
+from sklearn.base import clone, is_classifier, is_regressor
+from sklearn.gaussian_process.kernels import Kernel, WhiteKernel
+from sklearn.metrics import get_scorer_names
+from sklearn.model_selection._search import BaseSearchCV
+from sklearn.pipeline import Pipeline
+from sklearn.utils import get_tags
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_array, check_is_fitted
+
+from ._regressor import _kind_names
+from .criteria import Criterion, criterion_names, get_criterion
+from .grammar import Grammar, get_grammar
+from .kernels import DataSummary, from_kernel, inherit_values, to_kernel
+
+__all__ = ["KernelSearchCV"]
+
+
+class _InSampleSplit:
+    """One "split" whose training and test sets are all the data: in-sample criteria, one fit per candidate."""
+
+    def split(self, X, y=None, groups=None):
+        indices = np.arange(len(X))
+        yield indices, indices
+
+    def get_n_splits(self, X=None, y=None, groups=None):
+        return 1
+
+    def __repr__(self):
+        return "_InSampleSplit()"
+
+
+class KernelSearchCV(BaseSearchCV):
+    """Search the kernel structure of any Gaussian-process estimator, like GridSearchCV.
+
+    The candidates are kernel structures: either the list ``kernels`` or the
+    structures of a greedy/beam search over a grammar of base kernels (each
+    level's best structures are refitted, and their children start from
+    their fitted hyperparameters). Each candidate is the ``estimator`` with
+    its kernel parameter set to the candidate kernel. Candidates are scored
+    by an in-sample criterion of :mod:`skgpsearch.criteria` (one fit per
+    candidate on all the data, no refits per fold; the default) or by
+    cross-validation with any scikit-learn scorer, exactly as in
+    :class:`~sklearn.model_selection.GridSearchCV`.
+
+    Parameters
+    ----------
+    estimator : estimator with a kernel parameter
+        E.g. ``GaussianProcessRegressor()``, ``GaussianProcessClassifier()``
+        or a Pipeline ending in one (then ``kernel_param="gp__kernel"``).
+    kernels : list of sklearn kernels, default=None
+        Fixed candidates. ``None``: a grammar search.
+    base_kernels : sequence of str or sklearn kernels, default=None
+        Base kernels of the grammar (each on every input column): default
+        ``("SE", "RQ", "PER", "LIN")`` for regressors, ``("SE",)`` for classifiers.
+    grammar : {"compositional", "sum_of_products"} or Grammar, default=None
+        Default: compositional for regressors, sum-of-products for classifiers.
+    scoring : str, callable, list, tuple or dict, default=None
+        A criterion name of :func:`skgpsearch.criteria.criterion_names`
+        (``"bic"``, ``"loo"``, ...), a criterion object, a scikit-learn scorer
+        name or callable, or several (list/dict, with ``refit=<name>``).
+        ``None``: ``"bic"`` in sample (``cv=None``), the estimator's ``score``
+        with ``cv``.
+    cv : int, cross-validation generator or iterable, default=None
+        ``None`` with criteria: in-sample scoring (``n_splits_ == 1``).
+        ``None`` with a scikit-learn scorer: 5-fold, as in GridSearchCV.
+        With criteria and a ``cv``, a criterion scores each test fold with
+        the hyperparameters fitted on the training folds.
+    max_depth : int, default=3
+        Levels of the grammar search.
+    search : {"greedy", "beam"}, default="greedy"
+    beam_width : int, default=2
+    add_noise : bool, default=True
+        For regressors, every grammar candidate gets a ``WhiteKernel`` term
+        (the observation noise, fitted with the kernel).
+    refit : bool, str or callable, default=True
+        As in GridSearchCV.
+    n_jobs : int, default=None
+        Candidates and folds fitted in parallel (joblib).
+    error_score : "raise" or float, default=np.nan
+        Score of a candidate whose fit fails; the search goes on.
+    verbose : int, default=0
+    return_train_score : bool, default=False
+    kernel_param : str, default="kernel"
+        Name of the kernel parameter of ``estimator`` (``"gp__kernel"`` for
+        a Pipeline step named ``gp``).
+    pre_dispatch : int or str, default="2*n_jobs"
+
+    Attributes
+    ----------
+    cv_results_ : dict of ndarrays
+        As in GridSearchCV (params, split scores, mean/std/rank, fit and
+        score times), plus ``structure`` (text) and ``depth`` (search level,
+        0 for fixed candidates).
+    best_estimator_, best_params_, best_score_, best_index_, refit_time_, n_splits_, scorer_
+        As in GridSearchCV.
+    best_kernel_ : sklearn Kernel
+        The best candidate's kernel, fitted (from ``best_estimator_``) when ``refit``.
+    best_structure_ : skgpsearch.grammar.Expr or None
+        Its structure (``None`` if the kernel has no catalogue counterpart).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.gaussian_process import GaussianProcessRegressor
+    >>> from skgpsearch import KernelSearchCV
+    >>> rng = np.random.default_rng(0)
+    >>> X = np.linspace(0, 6, 60)[:, None]
+    >>> y = np.sin(3 * X[:, 0]) + 0.5 * X[:, 0] + 0.1 * rng.normal(size=60)
+    >>> search = KernelSearchCV(GaussianProcessRegressor(), base_kernels=("SE", "LIN"), max_depth=2).fit(X, y)
+    >>> print(search.best_structure_)    # the SE absorbs the trend; WN is the fitted noise term
+    SE(0) + WN
+    >>> search.n_splits_                 # in-sample BIC: one fit per candidate
+    1
+    """
+
+    _parameter_constraints = {
+        **BaseSearchCV._parameter_constraints,
+        "scoring": [
+            StrOptions(set(get_scorer_names()) | set(criterion_names())),
+            callable,
+            list,
+            tuple,
+            dict,
+            None,
+        ],
+        "kernels": [list, tuple, None],
+        "base_kernels": ["array-like", str, Kernel, None],
+        "grammar": [StrOptions({"compositional", "cks", "sum_of_products", "sop"}), Grammar, None],
+        "max_depth": [Interval(numbers.Integral, 1, None, closed="left")],
+        "search": [StrOptions({"greedy", "beam"})],
+        "beam_width": [Interval(numbers.Integral, 1, None, closed="left")],
+        "add_noise": ["boolean"],
+        "kernel_param": [str],
+    }
+
+    def __init__(
+        self,
+        estimator,
+        *,
+        kernels=None,
+        base_kernels=None,
+        grammar=None,
+        scoring=None,
+        cv=None,
+        max_depth=3,
+        search="greedy",
+        beam_width=2,
+        add_noise=True,
+        refit=True,
+        n_jobs=None,
+        error_score=np.nan,
+        verbose=0,
+        return_train_score=False,
+        kernel_param="kernel",
+        pre_dispatch="2*n_jobs",
+    ):
+        super().__init__(
+            estimator=estimator,
+            scoring=scoring,
+            n_jobs=n_jobs,
+            refit=refit,
+            cv=cv,
+            verbose=verbose,
+            pre_dispatch=pre_dispatch,
+            error_score=error_score,
+            return_train_score=return_train_score,
+        )
+        self.kernels = kernels
+        self.base_kernels = base_kernels
+        self.grammar = grammar
+        self.max_depth = max_depth
+        self.search = search
+        self.beam_width = beam_width
+        self.add_noise = add_noise
+        self.kernel_param = kernel_param
+
+    # -- scoring ----------------------------------------------------------------------
+    def _scoring_entries(self):
+        scoring = self.scoring
+        if scoring is None or isinstance(scoring, str) or callable(scoring):
+            return [scoring]
+        return list(scoring.values()) if isinstance(scoring, dict) else list(scoring)
+
+    @staticmethod
+    def _is_criterion(entry):
+        return isinstance(entry, Criterion) or (isinstance(entry, str) and entry.lower() in criterion_names())
+
+    def _in_sample(self):
+        # (during fit, cv is temporarily the in-sample splitter)
+        return (self.cv is None or isinstance(self.cv, _InSampleSplit)) and all(e is None or self._is_criterion(e) for e in self._scoring_entries())
+
+    def _translated_scoring(self):
+        """Criterion names become criterion objects; None becomes bic when scoring in sample."""
+        scoring = self.scoring
+        if scoring is None:
+            return get_criterion("bic") if self._in_sample() else None
+        if isinstance(scoring, str):
+            return get_criterion(scoring) if self._is_criterion(scoring) else scoring
+        if callable(scoring):
+            return scoring
+        if isinstance(scoring, dict):
+            return {k: (get_criterion(v) if isinstance(v, str) and self._is_criterion(v) else v) for k, v in scoring.items()}
+        # a list of names: a dict keyed by the names, as sklearn does for lists
+        return {v: (get_criterion(v) if self._is_criterion(v) else v) for v in scoring}
+
+    def _get_scorers(self):
+        original = self.scoring
+        self.scoring = self._translated_scoring()
+        try:
+            return super()._get_scorers()
+        finally:
+            self.scoring = original
+
+    # -- fitting ------------------------------------------------------------------------
+    def fit(self, X, y=None, **params):
+        """Run the search (see :class:`~sklearn.model_selection.GridSearchCV`.fit).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,) or (n_samples, n_targets)
+        **params : dict
+            Fit parameters routed as in GridSearchCV.
+
+        Returns
+        -------
+        self : object
+        """
+        if self.kernel_param not in self.estimator.get_params(deep=True):
+            raise ValueError(
+                f"{type(self.estimator).__name__} has no parameter {self.kernel_param!r}; set kernel_param to the "
+                "name of its kernel parameter (e.g. 'gp__kernel' for a Pipeline step named 'gp')."
+            )
+        if self.kernels is not None and len(self.kernels) == 0:
+            raise ValueError("kernels is empty: give at least one candidate kernel, or None for a grammar search.")
+        saved_cv = self.cv
+        self._search_data = (X, y, params)
+        if self._in_sample():
+            self.cv = _InSampleSplit()
+        try:
+            super().fit(X, y, **params)
+        finally:
+            self.cv = saved_cv
+            del self._search_data
+        if self.refit:
+            self.best_kernel_ = self._fitted_kernel(self.best_estimator_)
+        elif hasattr(self, "best_index_"):
+            self.best_kernel_ = self.cv_results_["params"][self.best_index_][self.kernel_param]
+        if hasattr(self, "best_kernel_"):
+            try:
+                self.best_structure_ = from_kernel(self.best_kernel_, n_features=self._n_gp_features)
+            except ValueError:
+                self.best_structure_ = None
+        return self
+
+    def score(self, X, y=None, **params):
+        """Score of the refitted best estimator on (X, y).
+
+        With a scikit-learn scorer, that scorer (as in GridSearchCV). With an
+        in-sample criterion the criterion only *selects*; ``score`` is then the
+        best estimator's own ``score`` (R² or accuracy), so that KernelSearchCV
+        is scored like any regressor or classifier, e.g. in ``cross_val_score``.
+        """
+        if self.scoring is None or all(self._is_criterion(e) for e in self._scoring_entries()):
+            check_is_fitted(self)
+            if not self.refit:
+                raise ValueError("score needs refit=True (no best estimator was refitted).")
+            return self.best_estimator_.score(X, y, **params)
+        return super().score(X, y, **params)
+
+    def _fitted_kernel(self, fitted):
+        """The fitted kernel (``kernel_``) of the GP inside ``fitted``."""
+        *path, name = self.kernel_param.split("__")
+        owner = fitted
+        for part in path:
+            owner = owner.get_params(deep=False)[part] if part in owner.get_params(deep=False) else owner.get_params()[part]
+        return getattr(owner, name + "_", getattr(owner, name))
+
+    def _run_search(self, evaluate_candidates):
+        X, y, params = self._search_data
+        Xt = self._gp_inputs(X, y)
+        n_features = self._n_gp_features = Xt.shape[1]
+        if self.kernels is not None:
+            candidates = [clone(k) for k in self.kernels]
+            structures = []
+            for kernel in candidates:
+                try:
+                    structures.append(str(from_kernel(kernel, n_features=n_features)))
+                except ValueError:
+                    structures.append(repr(kernel))
+            evaluate_candidates(
+                [{self.kernel_param: k} for k in candidates],
+                more_results={"structure": structures, "depth": [0] * len(candidates)},
+            )
+            return
+        regression = self._is_regression()
+        targets = np.asarray(y, dtype=float) if regression and y is not None else None
+        # (the variance of every output together: a (n, 1) target gives the same defaults as (n,))
+        summary = DataSummary.from_data(Xt, None if targets is None else targets.ravel())
+        grammar = self._grammar(regression)
+        key = "mean_test_score"
+        if isinstance(self._translated_scoring(), dict):
+            if not isinstance(self.refit, str):
+                raise ValueError("A grammar search with several metrics needs refit=<metric name> to steer it.")
+            key = f"mean_test_{self.refit}"
+        frontier = list(grammar.initial(n_features))
+        seen = set()
+        best = -np.inf
+        for depth in range(1, self.max_depth + 1):
+            level = [e for e in dict.fromkeys(frontier) if e not in seen]
+            seen.update(level)
+            if not level:
+                break
+            kernels = [self._candidate_kernel(e, summary, regression) for e in level]
+            results = evaluate_candidates(
+                [{self.kernel_param: k} for k in kernels],
+                more_results={"structure": [str(e) for e in level], "depth": [depth] * len(level)},
+            )
+            scores = np.asarray(results[key][-len(level):], dtype=float)
+            scores = np.where(np.isfinite(scores), scores, -np.inf)
+            order = np.argsort(-scores, kind="stable")
+            if not scores[order[0]] > best or depth == self.max_depth:
+                break
+            best = scores[order[0]]
+            width = 1 if self.search == "greedy" else self.beam_width
+            frontier = []
+            for i in order[:width]:
+                if not np.isfinite(scores[i]):
+                    continue
+                parent = self._refitted_structure(kernels[i], X, y, params, level[i], n_features)
+                frontier += grammar.expand(parent, n_features)
+
+    def _candidate_kernel(self, expr, summary, regression):
+        kernel = to_kernel(expr, summary=summary)
+        if regression and self.add_noise and "WN" not in {leaf.name for leaf in expr.leaves}:
+            v = summary.target_variance
+            kernel = kernel + WhiteKernel(0.1 * v, noise_level_bounds=(1e-6 * v, 10.0 * v))
+        return kernel
+
+    def _refitted_structure(self, kernel, X, y, params, expr, n_features):
+        """A level's best refitted on all the data: its structure carrying the fitted values."""
+        model = clone(self.estimator).set_params(**{self.kernel_param: kernel})
+        try:
+            model.fit(X, y, **params)
+            fitted = from_kernel(self._fitted_kernel(model), n_features=n_features)
+        except (ValueError, np.linalg.LinAlgError):
+            return expr
+        # keep the searched structure's shape; take the fitted values where the base kernels match
+        return inherit_values(expr, fitted)
+
+    def _gp_inputs(self, X, y):
+        """X as the GP step sees it (a Pipeline's transformers fitted once for the defaults)."""
+        estimator = self.estimator
+        if isinstance(estimator, Pipeline) and len(estimator.steps) > 1:
+            X = clone(estimator[:-1]).fit_transform(X, y)
+        if issparse(X):
+            raise ValueError(
+                "Sparse input is not supported: Gaussian-process kernels need dense inputs; convert with X.toarray()."
+            )
+        return check_array(X, dtype=np.float64)
+
+    def _gp_step(self):
+        estimator = self.estimator
+        return estimator.steps[-1][1] if isinstance(estimator, Pipeline) else estimator
+
+    def _is_regression(self):
+        return is_regressor(self._gp_step()) and not is_classifier(self._gp_step())
+
+    def _grammar(self, regression):
+        if isinstance(self.grammar, Grammar):
+            return self.grammar
+        name = self.grammar or ("compositional" if regression else "sum_of_products")
+        base = self.base_kernels
+        if base is None:
+            base = ("SE", "RQ", "PER", "LIN") if regression else ("SE",)
+        return get_grammar(name, base_kernels=_kind_names(base))
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        # BaseSearchCV does not pass the target tags through
+        inner = get_tags(self.estimator).target_tags
+        tags.target_tags.multi_output = inner.multi_output
+        tags.target_tags.single_output = inner.single_output
+        return tags

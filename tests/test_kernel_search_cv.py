@@ -1,0 +1,163 @@
+"""KernelSearchCV: GridSearchCV semantics for kernel structures, checked against direct refits."""
+
+import warnings
+
+import numpy as np
+import pytest
+import sklearn
+from sklearn.base import clone
+from sklearn.exceptions import FitFailedWarning
+from sklearn.gaussian_process import GaussianProcessClassifier, GaussianProcessRegressor
+from sklearn.gaussian_process.kernels import RBF, DotProduct, WhiteKernel
+from sklearn.gaussian_process.kernels import ConstantKernel as C
+from sklearn.model_selection import GridSearchCV, GroupKFold, KFold, cross_val_score
+from sklearn.pipeline import Pipeline, make_pipeline
+from sklearn.preprocessing import StandardScaler
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from skgpsearch import KernelSearchCV
+from skgpsearch.criteria import get_criterion
+from skgpsearch.grammar import parse
+from skgpsearch.kernels import from_kernel
+
+rng = np.random.default_rng(0)
+X = np.sort(rng.uniform(0, 6, size=(50, 1)), axis=0)
+y = np.sin(2.5 * X[:, 0]) + 0.4 * X[:, 0] + 0.1 * rng.normal(size=50)
+X2 = rng.uniform(-2, 2, size=(60, 2))
+y2 = (np.sin(2 * X2[:, 0]) + X2[:, 1] > 0).astype(int)
+KERNELS = [C() * RBF(), C() * RBF() + WhiteKernel(), DotProduct() + WhiteKernel()]
+
+
+@parametrize_with_checks(
+    [
+        KernelSearchCV(GaussianProcessRegressor(), kernels=[RBF(), RBF() + WhiteKernel()]),
+        KernelSearchCV(GaussianProcessRegressor(), base_kernels=("SE",), max_depth=1),
+        KernelSearchCV(GaussianProcessClassifier(), kernels=[RBF()], scoring="accuracy", cv=2),
+    ]
+)
+def test_sklearn_estimator_checks(estimator, check):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        check(estimator)
+
+
+def test_fixed_list_in_sample_criterion_equals_direct_fits():
+    search = KernelSearchCV(GaussianProcessRegressor(), kernels=KERNELS, scoring="bic").fit(X, y)
+    assert search.n_splits_ == 1
+    for i, kernel in enumerate(KERNELS):
+        direct = GaussianProcessRegressor(kernel=kernel).fit(X, y)
+        k = direct.kernel_.n_dims
+        expected = direct.log_marginal_likelihood_value_ - 0.5 * k * np.log(len(y))
+        assert search.cv_results_["mean_test_score"][i] == pytest.approx(expected, rel=1e-9)
+    assert search.best_score_ == max(search.cv_results_["mean_test_score"])
+    assert list(search.cv_results_["depth"]) == [0, 0, 0]
+    assert search.cv_results_["structure"][1] == "SE(0) + WN"
+    assert search.best_structure_ == parse(str(search.best_structure_))
+    assert {"params", "split0_test_score", "rank_test_score", "mean_fit_time", "mean_score_time"} <= set(
+        search.cv_results_)
+
+
+def test_cross_validated_scorer_equals_cross_val_score():
+    cv = KFold(3, shuffle=True, random_state=0)
+    search = KernelSearchCV(GaussianProcessRegressor(), kernels=KERNELS, scoring="r2", cv=cv).fit(X, y)
+    assert search.n_splits_ == 3
+    for i, kernel in enumerate(KERNELS):
+        expected = cross_val_score(GaussianProcessRegressor(kernel=kernel), X, y, cv=cv, scoring="r2").mean()
+        assert search.cv_results_["mean_test_score"][i] == pytest.approx(expected, rel=1e-9)
+
+
+def test_multimetric_with_refit_by_name():
+    search = KernelSearchCV(GaussianProcessRegressor(), kernels=KERNELS, scoring=["bic", "r2"], refit="bic",
+                            cv=KFold(3)).fit(X, y)
+    assert {"mean_test_bic", "mean_test_r2"} <= set(search.cv_results_)
+    assert search.best_index_ == int(np.argmax(search.cv_results_["mean_test_bic"]))
+
+
+def test_grammar_search_levels_warm_start_and_stop():
+    search = KernelSearchCV(GaussianProcessRegressor(), base_kernels=("SE", "LIN"), max_depth=3).fit(X, y)
+    results = search.cv_results_
+    depths = np.asarray(results["depth"])
+    assert depths[0] == 1 and set(depths) <= {1, 2, 3}
+    # level 2 are the grammar children of level 1's best not scored before, by the in-sample bic
+    first = [s for s, d in zip(results["structure"], depths) if d == 1]
+    best_first = first[int(np.argmax(np.asarray(results["mean_test_score"])[depths == 1]))]
+    from skgpsearch.grammar import CompositionalGrammar
+
+    children = {str(c) for c in CompositionalGrammar(["SE", "LIN"]).expand(parse(best_first), 1)} - set(first)
+    assert {s for s, d in zip(results["structure"], depths) if d == 2} == children
+    # children start from the parent's fitted hyperparameters (warm start)
+    parent = GaussianProcessRegressor(kernel=results["params"][first.index(best_first)]["kernel"]).fit(X, y)
+    parent_values = [leaf.params["lengthscale"] for leaf in from_kernel(parent.kernel_, n_features=1).leaves
+                     if leaf.name == "SE"]
+    for params, d in zip(results["params"], depths):
+        if d == 2:
+            child = from_kernel(params["kernel"], n_features=1)
+            starts = [leaf.params["lengthscale"] for leaf in child.leaves if leaf.name == "SE"]
+            assert any(np.isclose(v, parent_values[0], rtol=1e-6) for v in starts)
+    # the best score is the criterion of the refitted best model
+    assert search.best_score_ == pytest.approx(get_criterion("bic")(search.best_estimator_, X, y), rel=1e-9)
+
+
+def test_inside_a_pipeline_and_wrapping_a_pipeline():
+    outer = make_pipeline(StandardScaler(), KernelSearchCV(GaussianProcessRegressor(), kernels=KERNELS)).fit(X, y)
+    assert outer.predict(X[:3]).shape == (3,)
+    inner = KernelSearchCV(
+        Pipeline([("scale", StandardScaler()), ("gp", GaussianProcessRegressor())]),
+        base_kernels=("SE",), max_depth=2, kernel_param="gp__kernel",
+    ).fit(X, y)
+    assert "SE(0)" in str(inner.best_structure_)
+    assert inner.best_estimator_.predict(X[:2]).shape == (2,)
+    with pytest.raises(ValueError, match="kernel_param"):
+        KernelSearchCV(make_pipeline(StandardScaler(), GaussianProcessRegressor()), kernels=KERNELS).fit(X, y)
+
+
+def test_nested_cross_validation_and_grid_search_over_the_search():
+    search = KernelSearchCV(GaussianProcessRegressor(), base_kernels=("SE", "LIN"), max_depth=1)
+    scores = cross_val_score(search, X, y, cv=3)
+    assert scores.shape == (3,) and np.all(np.isfinite(scores))
+    grid = GridSearchCV(search, {"scoring": ["bic", "loo"], "max_depth": [1, 2]}, cv=3).fit(X, y)
+    assert len(grid.cv_results_["params"]) == 4
+    assert grid.best_estimator_.best_structure_ is not None
+
+
+def test_classifier_search_and_parallel_reproducibility():
+    one = KernelSearchCV(GaussianProcessClassifier(), max_depth=2, n_jobs=1).fit(X2, y2)
+    two = KernelSearchCV(GaussianProcessClassifier(), max_depth=2, n_jobs=2).fit(X2, y2)
+    assert list(one.cv_results_["structure"]) == list(two.cv_results_["structure"])
+    np.testing.assert_allclose(one.cv_results_["mean_test_score"], two.cv_results_["mean_test_score"])
+    assert {leaf.columns[0] for leaf in one.best_structure_.leaves} <= {0, 1}
+    assert one.score(X2, y2) > 0.9
+    accuracy = KernelSearchCV(GaussianProcessClassifier(), kernels=[RBF(), C() * RBF()], scoring="accuracy",
+                              cv=3).fit(X2, y2)
+    assert accuracy.n_splits_ == 3
+
+
+def test_metadata_routing_passes_groups_to_the_splitter():
+    groups = np.repeat(np.arange(5), 10)
+    with sklearn.config_context(enable_metadata_routing=True):
+        search = KernelSearchCV(GaussianProcessRegressor(), kernels=KERNELS, scoring="r2", cv=GroupKFold(5))
+        search.fit(X, y, groups=groups)
+    assert search.n_splits_ == 5
+    for train_index, test_index in GroupKFold(5).split(X, y, groups):
+        assert len(set(groups[train_index]) & set(groups[test_index])) == 0
+
+
+class _Broken(RBF):
+    def __call__(self, X, Y=None, eval_gradient=False):
+        raise ValueError("broken kernel")
+
+
+def test_a_failing_candidate_gets_the_error_score_and_the_search_goes_on():
+    with pytest.warns(FitFailedWarning):
+        search = KernelSearchCV(GaussianProcessRegressor(), kernels=[RBF(), _Broken()]).fit(X, y)
+    assert np.isnan(search.cv_results_["mean_test_score"][1])
+    assert search.best_index_ == 0
+    with pytest.raises(ValueError, match="broken"):
+        KernelSearchCV(GaussianProcessRegressor(), kernels=[_Broken()], error_score="raise").fit(X, y)
+
+
+def test_multi_output_tag_passes_through():
+    from sklearn.utils import get_tags
+
+    assert get_tags(KernelSearchCV(GaussianProcessRegressor())).target_tags.multi_output
+    clone(KernelSearchCV(GaussianProcessRegressor(), kernels=KERNELS))
