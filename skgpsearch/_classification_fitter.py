@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -10,7 +9,7 @@ import numpy as np
 from ._engine._classification import LAPLACE_FTOL, ClassificationPosterior, LaplaceObjective
 from ._engine._linalg import NumericalError
 from ._engine._regression import optimize_hyperparameters, random_starts
-from ._search import _nested_start, single_threaded_blas
+from ._search import _nested_start, candidate_record
 from .kernels import from_kernel, to_kernel
 
 __all__ = ["ClassificationCandidateFitter"]
@@ -41,25 +40,10 @@ class ClassificationCandidateFitter:
     uses_period_hints = False
 
     def __call__(self, expr, X, y, seed, warm_state=None, period_hints=None):
-        start = time.perf_counter()
-        record = {"structure": expr, "seed": seed, "status": "ok", "message": ""}
-        try:
-            with single_threaded_blas():
-                record.update(self._fit(expr, X, y, seed, warm_state))
-        except (NumericalError, ValueError, ArithmeticError, np.linalg.LinAlgError) as exc:
-            record.update(status="failed", message=f"{type(exc).__name__}: {exc}")
-        if record["status"] != "ok":
-            record["criterion"] = -np.inf
-            for key, default in (
-                ("log_marginal_likelihood", -np.inf),
-                ("theta", None),
-                ("noise_variance", None),
-                ("warm_state", None),
-                ("n_hyperparameters", expr.n_hyperparameters + 1 + self.likelihood.n_params),
-            ):
-                record.setdefault(key, default)
-        record["fit_time"] = time.perf_counter() - start
-        return record
+        return candidate_record(
+            lambda: self._fit(expr, X, y, seed, warm_state), expr, seed,
+            expr.n_hyperparameters + 1 + self.likelihood.n_params,
+        )
 
     def default_extra(self):
         return np.concatenate([[self.mean_init], self.likelihood.default_theta()])

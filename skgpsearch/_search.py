@@ -60,6 +60,34 @@ def single_threaded_blas():
                 _BLAS_STATE["limiter"] = None
 
 
+def candidate_record(fit, expr, seed, n_hyperparameters):
+    """The record of one candidate: ``fit()``'s fields, or a failed record if it raised numerically.
+
+    A numerical failure of one candidate is recorded (status, message) and
+    never aborts the search; failed records carry -inf criterion and
+    likelihood so that ranking ignores them.
+    """
+    start = time.perf_counter()
+    record = {"structure": expr, "seed": seed, "status": "ok", "message": ""}
+    try:
+        with single_threaded_blas():
+            record.update(fit())
+    except (NumericalError, ValueError, ArithmeticError, np.linalg.LinAlgError) as exc:
+        record.update(status="failed", message=f"{type(exc).__name__}: {exc}")
+    if record["status"] != "ok":
+        record["criterion"] = -np.inf
+        for key, default in (
+            ("log_marginal_likelihood", -np.inf),
+            ("theta", None),
+            ("noise_variance", None),
+            ("warm_state", None),
+            ("n_hyperparameters", n_hyperparameters),
+        ):
+            record.setdefault(key, default)
+    record["fit_time"] = time.perf_counter() - start
+    return record
+
+
 def candidate_seed(base_seed, expr):
     """Seed of one candidate: a function of the search seed and the structure only."""
     return (base_seed + zlib.crc32(str(expr).encode())) % (2**32)
@@ -92,25 +120,9 @@ class RegressionCandidateFitter:
         return 0.1 * self.summary.target_variance
 
     def __call__(self, expr, X, y, seed, noise_init=None, period_hints=None):
-        start = time.perf_counter()
-        record = {"structure": expr, "seed": seed, "status": "ok", "message": ""}
-        try:
-            with single_threaded_blas():
-                record.update(self._fit(expr, X, y, seed, noise_init, period_hints))
-        except (NumericalError, ValueError, ArithmeticError, np.linalg.LinAlgError) as exc:
-            record.update(status="failed", message=f"{type(exc).__name__}: {exc}")
-        if record["status"] != "ok":
-            record["criterion"] = -np.inf
-            for key, default in (
-                ("log_marginal_likelihood", -np.inf),
-                ("theta", None),
-                ("noise_variance", None),
-                ("warm_state", None),
-                ("n_hyperparameters", expr.n_hyperparameters + 1),
-            ):
-                record.setdefault(key, default)
-        record["fit_time"] = time.perf_counter() - start
-        return record
+        return candidate_record(
+            lambda: self._fit(expr, X, y, seed, noise_init, period_hints), expr, seed, expr.n_hyperparameters + 1
+        )
 
     def _fit(self, expr, X, y, seed, noise_init, period_hints):
         rng = np.random.default_rng(seed)
