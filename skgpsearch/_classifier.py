@@ -19,6 +19,7 @@ from ._regressor import _kind_names, _results_table
 from ._search import run_search, single_threaded_blas
 from .criteria import get_criterion
 from .grammar import Grammar, get_grammar
+from .inspection import decompose, describe
 from .kernels import DataSummary, to_kernel
 from .kernels._defaults import discrete_columns
 
@@ -117,6 +118,9 @@ class CompositionalGPClassifier(ClassifierMixin, BaseEstimator):
         Per binary problem and depth: best structure, criterion, candidates.
     search_stop_reason_ : str or list of str
     X_train_ : ndarray
+        Training inputs.
+    y_train_ : ndarray
+        Training labels (as given).
     n_features_in_ : int
     feature_names_in_ : ndarray of str
 
@@ -236,7 +240,7 @@ class CompositionalGPClassifier(ClassifierMixin, BaseEstimator):
                 paths.append({"class": self.classes_[k], **level})
             reasons.append(result.stop_reason)
         self._binary_models = models
-        self.X_train_ = X
+        self.X_train_, self.y_train_ = X, y
         binary = len(models) == 1
         self.structure_ = models[0].structure_ if binary else [m.structure_ for m in models]
         self.kernel_ = models[0].kernel_ if binary else [m.kernel_ for m in models]
@@ -283,6 +287,7 @@ class CompositionalGPClassifier(ClassifierMixin, BaseEstimator):
             max_candidates=self.max_candidates,
             time_budget=self.time_budget,
             criterion_name=getattr(criterion, "name", None) or "criterion",
+            feature_names=getattr(self, "feature_names_in_", None),
         )
         best = result.best
         p = best["theta"].size - 1 - likelihood.n_params
@@ -363,6 +368,29 @@ class CompositionalGPClassifier(ClassifierMixin, BaseEstimator):
         X = validate_data(self, X, reset=False, dtype=np.float64)
         scores = np.column_stack([m.posterior.predict_log_odds(X) for m in self._binary_models])
         return scores[:, 0] if scores.shape[1] == 1 else scores
+
+    # -- explanation ----------------------------------------------------------------
+    def decompose(self, X=None, target_class=None):
+        """Posterior mean and std of each additive component of the latent function.
+
+        The components' means plus ``offset`` equal :meth:`predict_latent`;
+        a multi-class model needs ``target_class`` (see
+        :func:`skgpsearch.inspection.decompose`).
+
+        Returns
+        -------
+        skgpsearch.inspection.Decomposition
+        """
+        return decompose(self, X, target_class=target_class)
+
+    def describe(self, feature_names=None):
+        """Plain-language description of the fitted structure(s) (see :func:`skgpsearch.inspection.describe`).
+
+        Returns
+        -------
+        str
+        """
+        return describe(self, feature_names=feature_names)
 
     def predict_latent(self, X, return_std=False):
         """Posterior mean (and standard deviation) of the latent function(s) at ``X``.

@@ -18,6 +18,7 @@ from ._engine._regression import GPPosterior, RegressionObjective
 from ._search import RegressionCandidateFitter, run_search, single_threaded_blas
 from .criteria import get_criterion
 from .grammar import Grammar, get_grammar, get_kind
+from .inspection import decompose, describe
 from .kernels import DataSummary, from_kernel, to_kernel
 
 __all__ = ["CompositionalGPRegressor"]
@@ -262,6 +263,7 @@ class CompositionalGPRegressor(RegressorMixin, BaseEstimator):
                 max_candidates=self.max_candidates,
                 time_budget=self.time_budget,
                 criterion_name=getattr(criterion, "name", None) or "criterion",
+                feature_names=getattr(self, "feature_names_in_", None),
             )
         finally:
             del self._fit_setup
@@ -393,6 +395,28 @@ class CompositionalGPRegressor(RegressorMixin, BaseEstimator):
         if return_cov:
             return mean, spread * self._y_train_std**2
         return mean
+
+    # -- explanation ----------------------------------------------------------------
+    def decompose(self, X=None):
+        """Posterior mean and std of each additive component at ``X`` (training inputs by default).
+
+        The components' means plus ``offset`` equal :meth:`predict`; see
+        :func:`skgpsearch.inspection.decompose`.
+
+        Returns
+        -------
+        skgpsearch.inspection.Decomposition
+        """
+        return decompose(self, X)
+
+    def describe(self, feature_names=None, target_name=None):
+        """Plain-language description of the fitted structure (see :func:`skgpsearch.inspection.describe`).
+
+        Returns
+        -------
+        str
+        """
+        return describe(self, feature_names=feature_names, target_name=target_name)
 
     def sample_y(self, X, n_samples=1, random_state=0):
         """Draw functions from the posterior at ``X``.

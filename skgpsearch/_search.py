@@ -309,6 +309,7 @@ def run_search(
     time_budget=None,
     criterion_name="criterion",
     prefer="processes",
+    feature_names=None,
 ):
     """Greedy (beam_width=1) or beam search; returns a :class:`SearchResult`.
 
@@ -318,6 +319,7 @@ def run_search(
     at ``max_depth``, when a level does not improve on the best criterion, or
     when the candidate or time budget runs out (it then keeps what it found).
     A KeyboardInterrupt also stops it with what was found so far.
+    ``feature_names`` only changes how ``verbose`` prints structures.
     """
     n_features = X.shape[1]
     result = SearchResult()
@@ -375,7 +377,9 @@ def run_search(
                 }
             )
             if verbose:
-                best_text = "none" if level_best is None else str(result.records[level_best]["structure"])
+                best_text = (
+                    "none" if level_best is None else result.records[level_best]["structure"].to_string(feature_names)
+                )
                 score = -np.inf if level_best is None else result.records[level_best]["criterion"]
                 print(
                     f"[skgpsearch] depth {depth}: best {best_text}  {criterion_name}={score:.3f}  "

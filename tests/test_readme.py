@@ -17,13 +17,15 @@ def test_readme_python_example_runs_and_prints_what_it_says():
         exec(compile(blocks[0], "README.md", "exec"), {})  # noqa: S102 - runs the docs, not package code
     lines = out.getvalue().splitlines()
     assert lines[0] == "SE(0) * PER(0)"
-    assert lines[1] == "SE(0) + SE(1)"  # the classifier ignores the irrelevant column 2
-    assert lines[2].split() == ["SE(2)", "+", "SE(0)", "*", "SE(1)", "5", "2"]
+    assert lines[1] == "Structure: SE(x0) * PER(x0)"
+    assert lines[2] == "SE(0) + SE(1)"  # the classifier ignores the irrelevant column 2
+    assert lines[3].split() == ["SE(2)", "+", "SE(0)", "*", "SE(1)", "5", "2"]
 
 
 def test_quick_start_has_two_commands_and_ci_runs_the_test_command():
     quick = re.search(r"## Quick start\n\n```bash\n(.*?)```", README, flags=re.S).group(1)
     commands = [line for line in quick.splitlines() if line.strip()]
     assert len(commands) == 2
+    assert commands[0].endswith("&& skgpsearch demo")
     ci = (ROOT / ".ci" / "run").read_text()
     assert commands[1] in ci.splitlines()

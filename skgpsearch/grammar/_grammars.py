@@ -42,8 +42,8 @@ class Grammar:
         self.max_factors = max_factors
 
     # -- parameters ---------------------------------------------------------
-    def get_params(self):
-        """Constructor parameters (for repr, equality and cloning)."""
+    def get_params(self, deep=True):
+        """Constructor parameters (for repr, equality and cloning with ``sklearn.base.clone``)."""
         return {
             "base_kernels": self.base_kernels,
             "kernels_per_column": self.kernels_per_column,

@@ -1,0 +1,323 @@
+"""The ``skgpsearch`` command line: ``skgpsearch demo`` and ``skgpsearch discover DATA.csv``.
+
+Results go to stdout, search progress to stderr; errors are one line on stderr with
+exit status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import csv
+import math
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from . import __version__
+from .criteria import criterion_names
+
+MIN_ROWS = 5
+
+
+class UsageError(Exception):
+    """An error the user can fix; printed as one line."""
+
+
+def main(argv=None):
+    """Entry point of the ``skgpsearch`` console script."""
+    parser = _parser()
+    args = parser.parse_args(argv)
+    with contextlib.suppress(AttributeError, ValueError):
+        # results and progress (stderr) then appear in order when stdout is a pipe
+        sys.stdout.reconfigure(line_buffering=True)
+    if args.command is None:
+        parser.print_help()
+        return 2
+    try:
+        return args.run(args)
+    except UsageError as error:
+        print(f"skgpsearch: error: {error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("skgpsearch: interrupted", file=sys.stderr)
+        return 130
+
+
+def _parser():
+    parser = argparse.ArgumentParser(
+        prog="skgpsearch",
+        description="Discover the kernel structure of a Gaussian process that explains your data.",
+    )
+    parser.add_argument("--version", action="version", version=f"skgpsearch {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    demo = commands.add_parser(
+        "demo",
+        help="search the structure of the bundled Mauna Loa CO2 series and write a report",
+        description="Search the structure of 20 years of monthly Mauna Loa CO2 concentrations (bundled), "
+        "describe it, compare it with a RandomForest and write a report.",
+    )
+    demo.add_argument("--report", default="skgpsearch-demo-report.html", metavar="PATH",
+                      help="report file, .html or .md (default: %(default)s)")
+    demo.add_argument("--n-jobs", type=int, default=2, metavar="N", help="parallel candidate fits (default: 2)")
+    demo.add_argument("--random-state", type=int, default=0, metavar="N")
+    demo.set_defaults(run=_demo)
+
+    discover = commands.add_parser(
+        "discover",
+        help="search the structure for the columns of a CSV file",
+        description="Search a GP kernel structure that predicts one column of a CSV file from the others.",
+    )
+    discover.add_argument("data", metavar="DATA.csv", help="CSV file with a header row; features must be numeric")
+    discover.add_argument("--target", required=True, metavar="COLUMN", help="the column to predict")
+    discover.add_argument("--task", choices=("auto", "regression", "classification"), default="auto",
+                          help="auto: classification for text targets or few integer values (default: auto)")
+    discover.add_argument("--criterion", default=None, metavar="NAME",
+                          help="model-selection criterion (default: bic for regression, bic_light for "
+                          f"classification; known: {', '.join(criterion_names())})")
+    discover.add_argument("--max-depth", type=int, default=None, metavar="N",
+                          help="largest number of search steps (default: 3 regression, 6 classification)")
+    discover.add_argument("--base-kernels", default=None, metavar="KINDS",
+                          help="comma-separated base kernels, e.g. SE,PER,LIN (default: SE,RQ,PER,LIN for "
+                          "regression, SE for classification)")
+    discover.add_argument("--n-jobs", type=int, default=None, metavar="N", help="parallel candidate fits")
+    discover.add_argument("--report", default=None, metavar="PATH", help="write a report (.html or .md)")
+    discover.add_argument("--no-compare", action="store_true",
+                          help="skip the cross-validated comparison with a RandomForest")
+    discover.add_argument("--random-state", type=int, default=0, metavar="N")
+    discover.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    discover.set_defaults(run=_discover)
+    return parser
+
+
+# -- demo -----------------------------------------------------------------------------
+def _demo(args):
+    from . import CompositionalGPRegressor
+    from .datasets import load_mauna_loa
+    from .inspection import compare_with_random_forest
+    from .inspection import comparison_table
+
+    _check_report_path(args.report)
+    n_train, n_forecast = 240, 24
+    data = load_mauna_loa(n_samples=n_train + n_forecast)
+    X, y = _frame(data.data, data.feature_names), data.target
+    X_train, y_train = _rows(X, slice(0, n_train)), y[:n_train]
+    X_test, y_test = _rows(X, slice(n_train, None)), y[n_train:]
+    print(f"Mauna Loa CO2, monthly, {n_train} months from 1958 (bundled with the package); "
+          f"the next {n_forecast} months are held out.")
+    model = CompositionalGPRegressor(
+        base_kernels=("SE", "RQ", "PER", "LIN"), criterion="bic", max_depth=3, n_jobs=args.n_jobs,
+        random_state=args.random_state, verbose=1,
+    )
+    seconds = _fit(model, X_train, y_train, quiet=False)
+    _print_model(model, seconds, target_name="CO2")
+
+    print("\nCross-validated comparison with a RandomForest (5 shuffled folds of the 240 months):")
+    comparison = compare_with_random_forest(model, X_train, y_train, cv=5, random_state=args.random_state,
+                                            n_jobs=args.n_jobs)
+    print(comparison_table(comparison))
+    forest = _forest(args)
+    forest.fit(X_train, y_train)
+    gp_rmse = float(np.sqrt(np.mean((model.predict(X_test) - y_test) ** 2)))
+    rf_rmse = float(np.sqrt(np.mean((forest.predict(X_test) - y_test) ** 2)))
+    print(f"\nForecast of the next {n_forecast} months (extrapolation): RMSE GP {gp_rmse:.2f} ppm, "
+          f"RandomForest {rf_rmse:.2f} ppm.")
+    _write_report(model, X_train, y_train, args.report, comparison=comparison, target_name="CO2",
+                  title="skgpsearch demo: Mauna Loa CO2")
+    return 0
+
+
+def _forest(args):
+    from sklearn.ensemble import RandomForestRegressor
+
+    return RandomForestRegressor(n_estimators=500, random_state=args.random_state, n_jobs=args.n_jobs)
+
+
+# -- discover -------------------------------------------------------------------------
+def _discover(args):
+    from . import CompositionalGPClassifier, CompositionalGPRegressor
+
+    if args.report:
+        _check_report_path(args.report)
+    header, columns = _read_csv(args.data)
+    if args.target not in header:
+        raise UsageError(
+            f"{args.data} has no column {args.target!r}; its columns are: {', '.join(header)}."
+        )
+    features = [name for name in header if name != args.target]
+    if not features:
+        raise UsageError(f"{args.data} has no feature columns besides the target {args.target!r}.")
+    target = columns[args.target]
+    text_features = [name for name in features if _numeric(columns[name]) is None]
+    if text_features:
+        raise UsageError(
+            f"non-numeric feature column(s) {', '.join(map(repr, text_features))}: encode categories as "
+            "numbers first (e.g. one column per category), or drop these columns."
+        )
+    X = np.column_stack([_numeric(columns[name]) for name in features])
+    bad = [name for name, column in zip(features, X.T) if not np.all(np.isfinite(column))]
+    if bad:
+        raise UsageError(
+            f"feature column(s) {', '.join(map(repr, bad))} have missing or infinite values: "
+            "fill or drop those rows first."
+        )
+    if any(value.strip() == "" for value in target):
+        raise UsageError(f"the target column {args.target!r} has missing values: drop those rows first.")
+    task, y, reason = _task(target, args.task)
+    if len(y) < MIN_ROWS:
+        raise UsageError(f"{args.data} has {len(y)} data rows; the search needs at least {MIN_ROWS}.")
+    if task == "classification" and len(set(y.tolist())) < 2:
+        raise UsageError(f"the target column {args.target!r} has a single class; a classifier needs two or more.")
+    criterion = args.criterion or ("bic" if task == "regression" else "bic_light")
+    if criterion.lower() not in criterion_names():
+        raise UsageError(f"unknown criterion {criterion!r}; known criteria: {', '.join(criterion_names())}.")
+    params = {"criterion": criterion, "n_jobs": args.n_jobs, "random_state": args.random_state,
+              "verbose": 0 if args.quiet else 1}
+    if args.max_depth is not None:
+        if args.max_depth < 1:
+            raise UsageError(f"--max-depth must be at least 1, got {args.max_depth}.")
+        params["max_depth"] = args.max_depth
+    if args.base_kernels:
+        params["base_kernels"] = tuple(k.strip() for k in args.base_kernels.split(",") if k.strip())
+    estimator_class = CompositionalGPRegressor if task == "regression" else CompositionalGPClassifier
+    model = estimator_class(**params)
+    X = _frame(X, features)
+    print(f"{args.data}: {len(y)} rows, {len(features)} features; {task} of {args.target!r} ({reason}).")
+    try:
+        seconds = _fit(model, X, y, quiet=args.quiet)
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+    _print_model(model, seconds, target_name=args.target)
+    comparison = None
+    if not args.no_compare:
+        from .inspection import compare_with_random_forest
+        from .inspection import comparison_table
+
+        print("\nCross-validated comparison with a RandomForest (5 folds; the chosen structure refitted per fold):")
+        comparison = compare_with_random_forest(model, X, y, cv=5, random_state=args.random_state,
+                                                n_jobs=args.n_jobs)
+        print(comparison_table(comparison))
+    if args.report:
+        _write_report(model, X, y, args.report, comparison=comparison, compare=False, target_name=args.target,
+                      title=f"skgpsearch: {args.target} in {Path(args.data).name}")
+    return 0
+
+
+def _read_csv(path):
+    path = Path(path)
+    if not path.is_file():
+        raise UsageError(f"no such file: {str(path)!r}.")
+    try:
+        with path.open(newline="", encoding="utf-8-sig") as handle:
+            rows = list(csv.reader(handle))
+    except (UnicodeDecodeError, csv.Error) as error:
+        raise UsageError(f"{str(path)!r} is not a readable CSV file ({error}).") from None
+    rows = [row for row in rows if any(cell.strip() for cell in row)]
+    if not rows:
+        raise UsageError(f"{str(path)!r} is empty.")
+    header = [name.strip() for name in rows[0]]
+    if len(set(header)) != len(header):
+        raise UsageError(f"{str(path)!r} has repeated column names in its header.")
+    body = rows[1:]
+    for number, row in enumerate(body, start=2):
+        if len(row) != len(header):
+            raise UsageError(f"line {number} of {str(path)!r} has {len(row)} fields, the header has {len(header)}.")
+    return header, {name: [row[j] for row in body] for j, name in enumerate(header)}
+
+
+_MISSING = {"", "na", "nan", "null", "none", "?"}
+
+
+def _numeric(values):
+    """The column as floats (missing cells NaN), or None if a cell is text."""
+    out = np.empty(len(values))
+    for i, value in enumerate(values):
+        text = value.strip()
+        if text.lower() in _MISSING:
+            out[i] = math.nan
+            continue
+        try:
+            out[i] = float(text)
+        except ValueError:
+            return None
+    return out
+
+
+def _task(values, task):
+    numbers = _numeric(values)
+    if task == "classification" or (task == "auto" and numbers is None):
+        labels = np.array([v.strip() for v in values])
+        if numbers is not None and np.all(numbers == np.round(numbers)):
+            labels = numbers.astype(int)
+        reason = "text target" if task == "auto" else "--task classification"
+        return "classification", labels, reason
+    if numbers is None:
+        raise UsageError("--task regression needs a numeric target column.")
+    if not np.all(np.isfinite(numbers)):
+        raise UsageError("the target column has missing or infinite values: drop those rows first.")
+    distinct = np.unique(numbers)
+    if task == "auto" and distinct.size <= 10 and np.all(distinct == np.round(distinct)):
+        return "classification", numbers.astype(int), f"{distinct.size} distinct integer values; use --task to override"
+    reason = "numeric target" if task == "auto" else "--task regression"
+    return "regression", numbers, reason
+
+
+# -- shared -----------------------------------------------------------------------------
+def _frame(X, names):
+    """A DataFrame (so the model learns the feature names) when pandas is installed."""
+    try:
+        import pandas as pd
+    except ImportError:
+        return X
+    return pd.DataFrame(X, columns=list(names))
+
+
+def _rows(X, index):
+    return X.iloc[index] if hasattr(X, "iloc") else X[index]
+
+
+def _fit(model, X, y, quiet):
+    start = time.perf_counter()
+    target = contextlib.nullcontext() if quiet else contextlib.redirect_stdout(sys.stderr)
+    with target:
+        model.fit(X, y)
+    return time.perf_counter() - start
+
+
+def _print_model(model, seconds, target_name):
+    print(f"\nChosen structure: {_structure_text(model)}   "
+          f"({len(model.search_results_['structure'])} candidates in {seconds:.1f} s)")
+    print()
+    print(model.describe(target_name=target_name) if hasattr(model, "_posterior") else model.describe())
+
+
+def _structure_text(model):
+    names = getattr(model, "feature_names_in_", None)
+    structure = model.structure_
+    if isinstance(structure, list):
+        return "; ".join(f"class {c}: {s.to_string(names)}" for c, s in zip(model.classes_, structure))
+    return structure.to_string(names)
+
+
+def _check_report_path(path):
+    if Path(path).suffix.lower() not in (".html", ".htm", ".md"):
+        raise UsageError(f"the report path must end in .html or .md, got {path!r}.")
+
+
+def _write_report(model, X, y, path, **options):
+    from .inspection import write_report
+
+    try:
+        written = write_report(model, X, y, path, **options)
+    except ImportError as error:
+        raise UsageError(str(error)) from None
+    except OSError as error:
+        raise UsageError(f"cannot write the report to {str(path)!r}: {error.strerror or error}.") from None
+    print(f"\nReport written to {written}")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,24 @@
+"""Explain fitted models: additive decomposition, plain-language description, plots, report.
+
+Plotting needs matplotlib (the ``plot`` extra); it is imported only when a plotting
+function (or a report with figures) is called.
+"""
+
+from ._decompose import Component, Decomposition, additive_terms, decompose
+from ._describe import describe
+from ._plots import plot_components, plot_fit, plot_search_path
+from ._report import compare_with_random_forest, comparison_table, write_report
+
+__all__ = [
+    "Component",
+    "Decomposition",
+    "additive_terms",
+    "compare_with_random_forest",
+    "comparison_table",
+    "decompose",
+    "describe",
+    "plot_components",
+    "plot_fit",
+    "plot_search_path",
+    "write_report",
+]

@@ -1,0 +1,314 @@
+"""Additive decomposition of a fitted model's posterior (Rasmussen & Williams §2.2, Duvenaud et al. 2013).
+
+If f = Σ_i f_i with independent GP priors f_i ~ GP(0, k_i), then given the data
+
+    E[f_i(X*) | y]   = K_i(X*, X) K_y⁻¹ (y − m)
+    Cov[f_i(X*) | y] = K_i(X*, X*) − K_i(X*, X) K_y⁻¹ K_i(X, X*)
+
+with K_y the covariance of the observations. For the Laplace classifier the same
+holds for the latent function with K_y⁻¹ (y − m) replaced by ∇ log p(y | f̂) and
+K_y by K + W⁻¹ (R&W §3.4.2). The components' posterior means add up to the
+full posterior mean, because K_y⁻¹ (y − m) is shared.
+
+The additive terms are those of the distributed form of the structure: a product
+of a sum is split into one term per summand, each keeping the fitted
+hyperparameter values (the sklearn kernel objects are recombined, not rebuilt).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy.linalg import solve_triangular
+from sklearn.gaussian_process import kernels as sk
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from ..kernels import from_kernel
+from ..kernels._base import WhiteNoise
+
+__all__ = ["Component", "Decomposition", "decompose"]
+
+
+@dataclass
+class Component:
+    """One additive term of a fitted structure, evaluated at some inputs.
+
+    Attributes
+    ----------
+    structure : skgpsearch.grammar.Expr
+        The term (a base kernel or a product of base kernels) carrying its
+        fitted hyperparameter values.
+    label : str
+        The term in the text notation, with feature names when known.
+    columns : tuple of int
+        Input columns the term depends on.
+    mean : ndarray of shape (n_samples,)
+        Posterior mean of the component at the inputs (target units for a
+        regressor, latent units for a classifier).
+    std : ndarray of shape (n_samples,)
+        Posterior standard deviation of the component at the inputs.
+    variance_share : float
+        Variance of the component's posterior mean over the training inputs,
+        as a fraction of the variance of the training targets (regression) or
+        of the latent posterior mean (classification). Components are not
+        orthogonal, so the shares need not add up to one.
+    kernel : sklearn Kernel
+        The term's covariance function with the fitted hyperparameters.
+    """
+
+    structure: object
+    label: str
+    columns: tuple
+    mean: np.ndarray
+    std: np.ndarray
+    variance_share: float
+    kernel: object = field(repr=False)
+
+
+@dataclass
+class Decomposition:
+    """The additive components of a fitted model's posterior at some inputs.
+
+    Attributes
+    ----------
+    components : list of Component
+        Ordered by ``variance_share``, largest first.
+    offset : float
+        What the components are added to: the training-target mean of a
+        regressor (with ``normalize_y``), the constant latent mean of a classifier.
+    X : ndarray of shape (n_samples, n_features)
+        The inputs the components were evaluated at.
+    task : {"regression", "classification"}
+    feature_names : list of str or None
+    noise_variance : float or None
+        Observation-noise variance of a regressor (target units), including
+        white-noise terms of the structure; None for a classifier.
+    target_variance : float
+        Variance of the training targets (regression) or of the latent
+        posterior mean at the training inputs (classification): the
+        denominator of the variance shares.
+    residuals : ndarray of shape (n_samples,) or None
+        Targets minus the full posterior mean, when X are the training inputs
+        of a regressor (``components[i].mean + residuals`` are the partial
+        residuals of component i); None otherwise.
+    target_class : object or None
+        For a classifier, the class whose one-vs-rest latent function this is.
+    """
+
+    components: list
+    offset: float
+    X: np.ndarray
+    task: str
+    feature_names: list | None = None
+    noise_variance: float | None = None
+    target_variance: float = 1.0
+    residuals: np.ndarray | None = None
+    target_class: object = None
+
+    @property
+    def mean(self):
+        """Full posterior mean: ``offset`` plus the sum of the components' means."""
+        total = np.full(self.X.shape[0], float(self.offset))
+        for component in self.components:
+            total = total + component.mean
+        return total
+
+    def __len__(self):
+        return len(self.components)
+
+    def __iter__(self):
+        return iter(self.components)
+
+    def __getitem__(self, index):
+        return self.components[index]
+
+
+def additive_terms(kernel):
+    """Split a scikit-learn kernel into the additive terms of its distributed form.
+
+    ``Product(Sum(a, b), c)`` gives ``[Product(a, c), Product(b, c)]``; the
+    kernel objects (and so their hyperparameter values) are reused, so the
+    terms add up to ``kernel`` exactly.
+    """
+    if isinstance(kernel, sk.Sum):
+        return additive_terms(kernel.k1) + additive_terms(kernel.k2)
+    if isinstance(kernel, sk.Product):
+        return [sk.Product(a, b) for a in additive_terms(kernel.k1) for b in additive_terms(kernel.k2)]
+    return [kernel]
+
+
+def _is_white_noise(kernel):
+    """Whether a term is white noise (possibly scaled): zero cross-covariance."""
+    if isinstance(kernel, (WhiteNoise, sk.WhiteKernel)):
+        return True
+    if isinstance(kernel, sk.Product):
+        return _is_white_noise(kernel.k1) or _is_white_noise(kernel.k2)
+    return False
+
+
+def decompose(estimator, X=None, *, target_class=None):
+    """Posterior mean and standard deviation of each additive component of a fitted model.
+
+    Parameters
+    ----------
+    estimator : CompositionalGPRegressor or CompositionalGPClassifier
+        A fitted estimator.
+    X : array-like of shape (n_samples, n_features), default=None
+        Where to evaluate the components; the training inputs by default.
+    target_class : object, optional
+        For a multi-class classifier, the class whose one-vs-rest latent
+        function is decomposed (required then). For a binary classifier the
+        latent function is that of ``classes_[1]``.
+
+    Returns
+    -------
+    Decomposition
+        The components ordered by the share of variance they explain on the
+        training data; ``offset + sum(c.mean for c in components)`` equals
+        ``estimator.predict(X)`` for a regressor and ``predict_latent(X)`` for
+        a classifier.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skgpsearch import CompositionalGPRegressor
+    >>> from skgpsearch.inspection import decompose
+    >>> X = np.linspace(0, 10, 80)[:, None]
+    >>> y = 0.5 * X[:, 0] + np.sin(2 * np.pi * X[:, 0])
+    >>> model = CompositionalGPRegressor(base_kernels=("PER", "LIN"), max_depth=2, random_state=0).fit(X, y)
+    >>> parts = decompose(model)
+    >>> bool(np.allclose(parts.mean, model.predict(X)))
+    True
+    """
+    from .._classifier import CompositionalGPClassifier
+    from .._regressor import CompositionalGPRegressor
+
+    if not isinstance(estimator, (CompositionalGPRegressor, CompositionalGPClassifier)):
+        raise ValueError(
+            f"decompose needs a fitted CompositionalGPRegressor or CompositionalGPClassifier, "
+            f"got {type(estimator).__name__}."
+        )
+    check_is_fitted(estimator, "structure_")
+    if isinstance(estimator, CompositionalGPClassifier):
+        return _decompose_classifier(estimator, X, target_class)
+    if target_class is not None:
+        raise ValueError("target_class applies to classifiers only.")
+    return _decompose_regressor(estimator, X)
+
+
+def _inputs(estimator, X):
+    if X is None:
+        return estimator.X_train_, True
+    X = validate_data(estimator, X, reset=False, dtype=np.float64)
+    same = X.shape == estimator.X_train_.shape and np.array_equal(X, estimator.X_train_)
+    return X, same
+
+
+def _feature_names(estimator):
+    names = getattr(estimator, "feature_names_in_", None)
+    return None if names is None else [str(n) for n in names]
+
+
+def _terms(kernel):
+    """The non-white-noise additive terms of a kernel, and the white-noise ones."""
+    terms, noise = [], []
+    for term in additive_terms(kernel):
+        (noise if _is_white_noise(term) else terms).append(term)
+    return terms, noise
+
+
+def _decompose_regressor(model, X):
+    X, at_training = _inputs(model, X)
+    posterior = model._posterior
+    scale, X_train = model._y_train_std, model.X_train_
+    terms, noise_terms = _terms(model._kernel_no_noise)
+    white = sum(float(t.diag(X_train[:1])[0]) for t in noise_terms) * scale**2
+    y_var = float(np.var(model.y_train_))
+    components = []
+    for term in terms:
+        K_train = term(X_train, X_train)
+        train_mean = K_train @ posterior.alpha * scale
+        K_cross = K_train if at_training else term(X_train, X)
+        mean = (K_cross.T @ posterior.alpha) * scale
+        V = solve_triangular(posterior.L, K_cross, lower=True, check_finite=False)
+        var = term.diag(X) - np.einsum("ij,ij->j", V, V)
+        components.append(
+            _component(model, term, mean, np.sqrt(np.maximum(var, 0.0)) * scale, _share(train_mean, y_var))
+        )
+    decomposition = Decomposition(
+        components=_ordered(components),
+        offset=float(model._y_train_mean),
+        X=X,
+        task="regression",
+        feature_names=_feature_names(model),
+        noise_variance=float(model.noise_variance_) + white,
+        target_variance=y_var,
+    )
+    if at_training:
+        decomposition.residuals = model.y_train_ - decomposition.mean
+    return decomposition
+
+
+def _decompose_classifier(model, X, target_class):
+    classes = list(model.classes_)
+    if len(model._binary_models) == 1:
+        if target_class is not None and target_class not in classes:
+            raise ValueError(f"target_class {target_class!r} is not a class of the model; classes: {classes}.")
+        binary, target = model._binary_models[0], classes[1]
+        if target_class is not None and target_class != target:
+            raise ValueError(
+                f"A binary classifier has one latent function, that of class {target!r} "
+                f"(the other class's is its negative); pass target_class={target!r} or None."
+            )
+    else:
+        if target_class is None:
+            raise ValueError(
+                f"A multi-class classifier has one latent function per class; pass target_class, one of {classes}."
+            )
+        if target_class not in classes:
+            raise ValueError(f"target_class {target_class!r} is not a class of the model; classes: {classes}.")
+        target = target_class
+        binary = model._binary_models[classes.index(target_class)]
+    X, at_training = _inputs(model, X)
+    posterior, X_train = binary.posterior, binary.X_train_
+    terms, _ = _terms(binary.kernel_)
+    latent_var = float(np.var(posterior.predict_latent(X_train)))
+    components = []
+    for term in terms:
+        K_train = term(X_train, X_train)
+        train_mean = K_train @ posterior.weights
+        K_cross = K_train if at_training else term(X_train, X)
+        mean = K_cross.T @ posterior.weights
+        std = np.sqrt(posterior.mode.latent_variance(K_cross, term.diag(X)))
+        components.append(_component(model, term, mean, std, _share(train_mean, latent_var)))
+    return Decomposition(
+        components=_ordered(components),
+        offset=float(binary.latent_mean_),
+        X=X,
+        task="classification",
+        feature_names=_feature_names(model),
+        target_variance=latent_var,
+        target_class=target,
+    )
+
+
+def _share(train_mean, total_variance):
+    return float(np.var(train_mean) / total_variance) if total_variance > 0 else 0.0
+
+
+def _component(model, term, mean, std, share):
+    structure = from_kernel(term, n_features=model.n_features_in_)
+    return Component(
+        structure=structure,
+        label=structure.without_values().to_string(_feature_names(model)),
+        columns=structure.columns,
+        mean=mean,
+        std=std,
+        variance_share=share,
+        kernel=term,
+    )
+
+
+def _ordered(components):
+    return sorted(components, key=lambda c: -c.variance_share)

@@ -1,0 +1,305 @@
+"""Plain-language description of a fitted structure.
+
+Each additive component (see :func:`decompose`) becomes one sentence built from its
+factors: the base kernels on one column read as a function of that column (a
+periodic kernel is the head, stationary and linear factors modulate it), factors on
+different columns read as an interaction. The text works for any structure the
+grammars produce; unfamiliar combinations fall back to naming the factors.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..grammar import Product, parse
+from ._decompose import decompose
+
+__all__ = ["describe"]
+
+_STATIONARY = {
+    "SE": ("a smooth function of {var}", "smooth in {var}"),
+    "RQ": ("a smooth function of {var} that varies on several scales", "smooth, multi-scale in {var}"),
+    "M52": ("a fairly smooth function of {var} (Matérn 5/2)", "fairly smooth in {var}"),
+    "M32": ("a somewhat rough function of {var} (Matérn 3/2)", "somewhat rough in {var}"),
+    "M12": ("a rough, jagged function of {var} (Matérn 1/2)", "rough in {var}"),
+}
+
+
+def describe(estimator, feature_names=None, target_name=None):
+    """Describe a fitted model in plain language, one sentence per component.
+
+    Parameters
+    ----------
+    estimator : CompositionalGPRegressor or CompositionalGPClassifier
+        A fitted estimator.
+    feature_names : sequence of str, optional
+        Column names; by default ``feature_names_in_`` (set when the model was
+        fitted on a DataFrame), else ``x0``, ``x1``, ...
+    target_name : str, optional
+        Name of the target for the text (default "the target").
+
+    Returns
+    -------
+    str
+        The chosen structure, one line per additive component (largest share of
+        variance first), the noise level or likelihood, and what the search compared.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skgpsearch import CompositionalGPRegressor
+    >>> from skgpsearch.inspection import describe
+    >>> X = np.linspace(0, 10, 80)[:, None]
+    >>> y = 0.5 * X[:, 0] + np.sin(2 * np.pi * X[:, 0])
+    >>> model = CompositionalGPRegressor(base_kernels=("PER", "LIN"), max_depth=2, random_state=0).fit(X, y)
+    >>> print(describe(model, feature_names=["t"]))  # doctest: +NORMALIZE_WHITESPACE
+    Structure: PER(t) + LIN(t)
+    <BLANKLINE>
+    - A linear trend in `t` explains 86 % of the variance of the target (its posterior mean has
+      standard deviation ≈ 1.46).
+    - A periodic component in `t` with period ≈ 1 and a nearly sinusoidal shape explains 20 % of
+      the variance of the target (its posterior mean has standard deviation ≈ 0.703).
+    - The remaining noise has standard deviation ≈ 0.00158 (0.0001 % of the variance).
+    <BLANKLINE>
+    The greedy search compared 6 candidate structures up to depth 2 (max_depth=2) under the
+    criterion bic and stopped: max_depth reached. The runner-up, LIN(t), scored 480 lower.
+    """
+    names = _names(estimator, feature_names)
+    ranges = np.ptp(estimator.X_train_, axis=0)
+    target = target_name or "the target"
+    if hasattr(estimator, "_binary_models"):
+        classes = list(estimator.classes_)
+        if len(classes) == 2:
+            blocks = [_describe_latent(estimator, None, names, ranges, classes[1])]
+        else:
+            blocks = [
+                f"Class '{c}' versus the rest:\n" + _describe_latent(estimator, c, names, ranges, c) for c in classes
+            ]
+        return "\n\n".join(blocks + [_search_summary(estimator, names)])
+    parts = decompose(estimator)
+    lines = [f"Structure: {estimator.structure_.to_string(names)}", ""]
+    for component in parts:
+        lines.append(
+            f"- {_capitalise(describe_term(component.structure, names, ranges))} explains "
+            f"{_percent(component.variance_share)} of the variance of {target} "
+            f"(its posterior mean has standard deviation ≈ {_num(np.std(component.mean))})."
+        )
+    noise_sd = float(np.sqrt(parts.noise_variance))
+    lines.append(
+        f"- The remaining noise has standard deviation ≈ {_num(noise_sd)} "
+        f"({_percent(parts.noise_variance / parts.target_variance)} of the variance)."
+    )
+    return "\n".join(lines + ["", _search_summary(estimator, names)])
+
+
+def _describe_latent(model, target_class, names, ranges, positive):
+    parts = decompose(model, target_class=target_class)
+    binary = model._binary_models[list(model.classes_).index(positive) if len(model.classes_) > 2 else 0]
+    lines = [f"Structure: {binary.structure_.to_string(names)}", ""]
+    for component in parts:
+        lines.append(
+            f"- {_capitalise(describe_term(component.structure, names, ranges))} accounts for "
+            f"{_percent(component.variance_share)} of the variance of the latent function "
+            f"(standard deviation ≈ {_num(np.std(component.mean))} on the {binary.likelihood.name} scale)."
+        )
+    lik_theta = binary.lik_theta
+    baseline = float(binary.likelihood.predict_proba(np.array([parts.offset]), np.array([0.0]), lik_theta)[0])
+    lines.append(
+        f"- The probability of class '{positive}' is the {binary.likelihood.name} link of the latent "
+        f"function; its constant mean {_num(parts.offset)} alone gives a probability of {_percent(baseline)}."
+    )
+    rate = binary.likelihood_params_.get("outlier_rate")
+    if rate is not None:
+        lines.append(f"- An estimated {_percent(rate)} of the training labels are treated as label noise (outliers).")
+    return "\n".join(lines)
+
+
+def describe_term(term, names, ranges=None):
+    """Phrase for one additive term (a base kernel or a product of base kernels).
+
+    ``ranges``: the spread (max − min) of each input column, to call a factor
+    whose lengthscale far exceeds it nearly constant.
+    """
+    factors = [f for f in (term.operands if isinstance(term, Product) else (term,)) if f.name != "C"]
+    if not factors:
+        return "a constant offset"
+    if any(f.name == "WN" for f in factors):
+        return "white noise" + ("" if len(factors) == 1 else " whose variance varies with the inputs")
+    groups = {}
+    for factor in factors:
+        groups.setdefault(factor.columns, []).append(factor)
+    if len(groups) == 1:
+        columns, group = next(iter(groups.items()))
+        return _function_of(group, _variables(columns, names), _spread(columns, ranges))
+    pieces = [
+        _short_phrase(group, _variables(columns, names), _spread(columns, ranges)) for columns, group in groups.items()
+    ]
+    every = [c for columns in groups for c in columns]
+    return f"an interaction of {_join([_name(c, names) for c in every])} ({'; '.join(pieces)})"
+
+
+def _function_of(group, var, spread):
+    periodic = [f for f in group if f.name == "PER"]
+    linear = [f for f in group if f.name == "LIN"]
+    smooth = [f for f in group if f.name in _STATIONARY]
+    if periodic:
+        periods = ", ".join(_num(f.params.get("period", np.nan)) for f in periodic)
+        head = (
+            f"a periodic component in {var} with period ≈ {periods}"
+            if len(periodic) == 1
+            else f"a product of periodic components in {var} with periods ≈ {periods}"
+        )
+        if len(periodic) == 1:
+            head += _periodic_shape(periodic[0])
+        modifiers = []
+        if smooth:
+            scales = ", ".join(_num(f.params.get("lengthscale", np.nan)) for f in smooth)
+            modifiers.append(f"whose shape and amplitude change smoothly over ≈ {scales} (in units of {var})")
+        if linear:
+            modifiers.append(f"whose amplitude {_growth(len(linear), var)}")
+        return head + (" " + " and ".join(modifiers) if modifiers else "")
+    if smooth:
+        first = smooth[0]
+        head = _STATIONARY[first.name][0].format(var=var)
+        scales = ", ".join(_num(f.params.get("lengthscale", np.nan)) for f in smooth)
+        detail = f"lengthscale{'s' if len(smooth) > 1 else ''} ≈ {scales}"
+        if first.name == "RQ" and len(smooth) == 1:
+            detail += f", α ≈ {_num(first.params.get('alpha', np.nan))}"
+        if all(f.params.get("lengthscale", 0) > 5 * spread for f in smooth):
+            detail += ", far beyond the data's range: nearly linear there"
+        head += f" ({detail})"
+        if linear:
+            head += f" whose amplitude {_growth(len(linear), var)}"
+        return head
+    degree = len(linear)
+    if degree == 1:
+        return f"a linear trend in {var}"
+    if degree == 2:
+        return f"a quadratic function of {var}"
+    return f"a polynomial of degree {degree} in {var}"
+
+
+def _short_phrase(group, var, spread):
+    pieces = []
+    for factor in group:
+        if factor.name == "PER":
+            pieces.append(f"periodic in {var} with period ≈ {_num(factor.params.get('period', np.nan))}")
+        elif factor.name == "LIN":
+            pieces.append(f"linear in {var}")
+        elif factor.name in _STATIONARY and factor.params.get("lengthscale", 0) > 5 * spread:
+            # a lengthscale far beyond the data makes the factor nearly constant there
+            pieces.append(f"nearly constant in {var} (lengthscale ≈ {_num(factor.params['lengthscale'])})")
+        elif factor.name in _STATIONARY:
+            pieces.append(
+                _STATIONARY[factor.name][1].format(var=var)
+                + f" with lengthscale ≈ {_num(factor.params.get('lengthscale', np.nan))}"
+            )
+        else:
+            pieces.append(f"{factor.name} in {var}")
+    return ", ".join(pieces)
+
+
+def _spread(columns, ranges):
+    if ranges is None:
+        return np.inf
+    return float(max(ranges[c] for c in columns))
+
+
+def _periodic_shape(factor):
+    # the periodic lengthscale is relative to the period: large means close to a sinusoid
+    lengthscale = float(factor.params.get("lengthscale", np.nan))
+    if not np.isfinite(lengthscale):
+        return ""
+    if lengthscale >= 1.5:
+        return " and a nearly sinusoidal shape"
+    if lengthscale < 0.5:
+        return " and a sharp, strongly non-sinusoidal shape"
+    return " and a smooth non-sinusoidal shape"
+
+
+def _growth(degree, var):
+    if degree == 1:
+        return f"changes linearly with {var}"
+    return f"changes like a polynomial of degree {degree} in {var}"
+
+
+def _search_summary(estimator, names):
+    criterion = estimator.criterion if isinstance(estimator.criterion, str) else getattr(
+        estimator.criterion, "name", type(estimator.criterion).__name__
+    )
+    results = estimator.search_results_
+    n_total = len(results["structure"])
+    n_failed = sum(status != "ok" for status in results["status"])
+    depths = [level["depth"] for level in estimator.search_path_]
+    reasons = estimator.search_stop_reason_
+    reason = reasons if isinstance(reasons, str) else "; ".join(dict.fromkeys(reasons))
+    text = (
+        f"The {estimator.search} search compared {n_total} candidate structures"
+        f"{f' ({n_failed} failed to fit)' if n_failed else ''} up to depth {max(depths, default=0)} "
+        f"(max_depth={estimator.max_depth}) under the criterion {criterion} and stopped: {reason}."
+    )
+    if "class" not in results:
+        runner = _runner_up(results, str(estimator.structure_))
+        if runner is not None:
+            structure, gap = runner
+            text += f" The runner-up, {parse(structure).to_string(names)}, scored {_num(gap)} lower."
+    return text
+
+
+def _runner_up(results, chosen):
+    ranked = sorted(
+        (value, structure)
+        for structure, value, status in zip(results["structure"], results["criterion"], results["status"])
+        if status == "ok" and structure != chosen and np.isfinite(value)
+    )
+    best = [value for structure, value, status in zip(results["structure"], results["criterion"], results["status"])
+            if structure == chosen and status == "ok"]
+    if not ranked or not best:
+        return None
+    value, structure = ranked[-1]
+    return structure, max(best) - value
+
+
+def _names(estimator, feature_names):
+    if feature_names is not None:
+        names = [str(n) for n in feature_names]
+        if len(names) != estimator.n_features_in_:
+            raise ValueError(f"feature_names has {len(names)} names for {estimator.n_features_in_} features.")
+        return names
+    fitted = getattr(estimator, "feature_names_in_", None)
+    if fitted is not None:
+        return [str(n) for n in fitted]
+    return [f"x{i}" for i in range(estimator.n_features_in_)]
+
+
+def _name(column, names):
+    return f"`{names[column]}`"
+
+
+def _variables(columns, names):
+    if len(columns) == 1:
+        return _name(columns[0], names)
+    return _join([_name(c, names) for c in columns]) + " jointly"
+
+
+def _join(items):
+    items = list(items)
+    if len(items) <= 1:
+        return "".join(items)
+    return ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def _num(value):
+    value = float(value)
+    if not np.isfinite(value):
+        return "?"
+    return f"{value:.3g}"
+
+
+def _percent(fraction):
+    value = 100 * float(fraction)
+    return f"{value:.2g} %" if value < 10 else f"{value:.0f} %"
+
+
+def _capitalise(text):
+    return text[:1].upper() + text[1:]

@@ -1,0 +1,241 @@
+"""Figures of a fitted model: components, the full fit, the search path.
+
+Figures are built with ``matplotlib.figure.Figure`` (no pyplot state), so they work
+headless and in reports; matplotlib is imported only when a function here is called.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.utils.validation import check_is_fitted
+
+from ..grammar import parse
+from ._decompose import decompose
+
+__all__ = ["plot_components", "plot_fit", "plot_search_path"]
+
+
+def _figure(width=6.4, height=3.6):
+    try:
+        from matplotlib.figure import Figure
+    except ImportError:  # pragma: no cover - depends on the environment
+        raise ImportError(
+            "Plotting needs matplotlib; install it with: pip install 'skgpsearch[plot]'"
+        ) from None
+    return Figure(figsize=(width, height), layout="constrained")
+
+
+def _names(estimator):
+    names = getattr(estimator, "feature_names_in_", None)
+    if names is not None:
+        return [str(n) for n in names]
+    return [f"x{i}" for i in range(estimator.n_features_in_)]
+
+
+def _as_input(estimator, X):
+    """Arrays as the estimator was fitted: a DataFrame with its column names if it had them."""
+    names = getattr(estimator, "feature_names_in_", None)
+    if names is None:
+        return X
+    import pandas as pd
+
+    return pd.DataFrame(X, columns=names)
+
+
+def _grid_along(X_train, columns, n_grid, extend=0.05):
+    """Inputs varying along ``columns`` over the training range, others at their medians."""
+    low, high = X_train.min(axis=0), X_train.max(axis=0)
+    pad = extend * (high - low)
+    base = np.median(X_train, axis=0)
+    axes = [np.linspace(low[c] - pad[c], high[c] + pad[c], n_grid) for c in columns]
+    mesh = np.meshgrid(*axes, indexing="ij")
+    grid = np.tile(base, (mesh[0].size, 1))
+    for c, values in zip(columns, mesh):
+        grid[:, c] = values.ravel()
+    return grid, axes
+
+
+def plot_components(estimator, *, target_class=None, n_grid=200, max_components=None):
+    """One figure per additive component of a fitted model.
+
+    A component of one column is drawn as its posterior mean ± 2 standard
+    deviations against that column, with the partial residuals of a regressor
+    (targets minus every other component and the offset); a component of two
+    columns as a contour plot of its mean with the training inputs; a component
+    of more columns as its mean at the training inputs against each column.
+
+    Parameters
+    ----------
+    estimator : fitted CompositionalGPRegressor or CompositionalGPClassifier
+    target_class : object, optional
+        For a multi-class classifier, whose latent function to show.
+    n_grid : int, default=200
+        Grid points of the one-column curves.
+    max_components : int, optional
+        Show only the largest components (by share of variance).
+
+    Returns
+    -------
+    list of matplotlib.figure.Figure
+    """
+    check_is_fitted(estimator, "structure_")
+    names = _names(estimator)
+    X_train = estimator.X_train_
+    training = decompose(estimator, target_class=target_class)
+    figures = []
+    for index, component in enumerate(training.components[:max_components]):
+        title = f"{component.label}  ({100 * component.variance_share:.3g} % of the variance)"
+        unit = "latent f" if training.task == "classification" else "component"
+        columns = component.columns
+        if len(columns) == 1:
+            fig = _figure()
+            ax = fig.add_subplot()
+            grid, (axis,) = _grid_along(X_train, columns, n_grid)
+            part = decompose(estimator, _as_input(estimator, grid), target_class=target_class)[index]
+            ax.fill_between(axis, part.mean - 2 * part.std, part.mean + 2 * part.std, alpha=0.25,
+                            label="± 2 sd")
+            ax.plot(axis, part.mean, lw=2, label="posterior mean")
+            if training.residuals is not None:
+                ax.scatter(X_train[:, columns[0]], component.mean + training.residuals, s=6, c="k", alpha=0.5,
+                           label="partial residuals")
+            else:
+                ax.plot(X_train[:, columns[0]], np.full(len(X_train), ax.get_ylim()[0]), "|", c="k", alpha=0.4)
+            ax.set_xlabel(names[columns[0]])
+            ax.set_ylabel(unit)
+            ax.legend(loc="best", fontsize="small")
+        elif len(columns) == 2:
+            fig = _figure(5.6, 4.4)
+            ax = fig.add_subplot()
+            grid, (a, b) = _grid_along(X_train, columns, 50)
+            part = decompose(estimator, _as_input(estimator, grid), target_class=target_class)[index]
+            contour = ax.contourf(a, b, part.mean.reshape(len(a), len(b)).T, levels=15, cmap="RdBu_r")
+            fig.colorbar(contour, ax=ax, label=unit)
+            ax.scatter(X_train[:, columns[0]], X_train[:, columns[1]], s=5, c="k", alpha=0.4)
+            ax.set_xlabel(names[columns[0]])
+            ax.set_ylabel(names[columns[1]])
+        else:
+            fig = _figure(3.2 * len(columns), 3.4)
+            axes = fig.subplots(1, len(columns), sharey=True)
+            for ax, c in zip(axes, columns):
+                ax.scatter(X_train[:, c], component.mean, s=6, alpha=0.6)
+                ax.set_xlabel(names[c])
+            axes[0].set_ylabel(f"{unit} at the training inputs")
+        fig.suptitle(title, fontsize="medium")
+        figures.append(fig)
+    return figures
+
+
+def plot_fit(estimator, X=None, y=None, *, n_grid=400):
+    """The full fit with the data.
+
+    Regression with one input: the training data, the posterior mean with its
+    95 % band (including the noise), and ``(X, y)`` if given (e.g. held-out or
+    future points, which extend the plotted range). Regression with several
+    inputs: predicted against observed values. Classification: a reliability
+    diagram (predicted probability against observed frequency, in deciles).
+
+    Parameters
+    ----------
+    estimator : fitted CompositionalGPRegressor or CompositionalGPClassifier
+    X, y : array-like, optional
+        Extra data to show (the training data are always shown).
+    n_grid : int, default=400
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    check_is_fitted(estimator, "structure_")
+    names = _names(estimator)
+    X_train = estimator.X_train_
+    fig = _figure()
+    ax = fig.add_subplot()
+    if hasattr(estimator, "classes_"):
+        return _reliability(estimator, X, y, fig, ax)
+    y_train = estimator.y_train_
+    if X_train.shape[1] == 1:
+        low, high = X_train[:, 0].min(), X_train[:, 0].max()
+        if X is not None:
+            X_extra = np.asarray(X, dtype=float).reshape(-1, 1)
+            low, high = min(low, X_extra.min()), max(high, X_extra.max())
+        grid = np.linspace(low, high, n_grid)[:, None]
+        mean, std = estimator.predict(_as_input(estimator, grid), return_std=True)
+        band = 2 * np.sqrt(std**2 + estimator.noise_variance_)
+        ax.fill_between(grid[:, 0], mean - band, mean + band, alpha=0.25, label="95 % predictive band")
+        ax.plot(grid[:, 0], mean, lw=1.5, label="posterior mean")
+        ax.scatter(X_train[:, 0], y_train, s=5, c="k", label="training data")
+        if X is not None and y is not None:
+            ax.scatter(np.asarray(X, dtype=float).ravel(), y, s=8, c="C3", label="other data")
+        ax.set_xlabel(names[0])
+        ax.set_ylabel("target")
+    else:
+        mean, std = estimator.predict(_as_input(estimator, X_train), return_std=True)
+        ax.errorbar(y_train, mean, yerr=2 * std, fmt="o", ms=3, alpha=0.5, label="training data")
+        if X is not None and y is not None:
+            m, s = estimator.predict(X, return_std=True)
+            ax.errorbar(y, m, yerr=2 * s, fmt="o", ms=3, c="C3", alpha=0.6, label="other data")
+        lims = [min(ax.get_xlim()[0], ax.get_ylim()[0]), max(ax.get_xlim()[1], ax.get_ylim()[1])]
+        ax.plot(lims, lims, "k--", lw=1)
+        ax.set_xlabel("observed")
+        ax.set_ylabel("predicted (± 2 sd)")
+    ax.legend(loc="best", fontsize="small")
+    ax.set_title(f"Fit of {estimator.structure_.to_string(names)}", fontsize="medium")
+    return fig
+
+
+def _reliability(estimator, X, y, fig, ax):
+    sets = [("training data", _as_input(estimator, estimator.X_train_), estimator.y_train_)]
+    if X is not None and y is not None:
+        sets.append(("other data", X, np.asarray(y)))
+    for label, inputs, labels in sets:
+        proba = estimator.predict_proba(inputs)
+        # the predicted probability of the class each row is predicted to be, against being right
+        confidence = proba.max(axis=1)
+        correct = estimator.classes_[proba.argmax(axis=1)] == labels
+        edges = np.unique(np.quantile(confidence, np.linspace(0, 1, 11)))
+        which = np.clip(np.searchsorted(edges, confidence, side="right") - 1, 0, len(edges) - 2)
+        centres = [confidence[which == b].mean() for b in range(len(edges) - 1) if np.any(which == b)]
+        rates = [correct[which == b].mean() for b in range(len(edges) - 1) if np.any(which == b)]
+        ax.plot(centres, rates, "o-", label=label)
+    ax.plot([0, 1], [0, 1], "k--", lw=1)
+    ax.set_xlabel("predicted probability of the predicted class")
+    ax.set_ylabel("observed accuracy")
+    ax.set_title("Calibration (deciles of confidence)", fontsize="medium")
+    ax.legend(loc="best", fontsize="small")
+    return fig
+
+
+def plot_search_path(estimator):
+    """The search: every candidate's criterion per depth and the best structure of each level.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    check_is_fitted(estimator, "structure_")
+    results = estimator.search_results_
+    fig = _figure(7.0, 4.0)
+    ax = fig.add_subplot()
+    values = np.asarray(results["criterion"], dtype=float)
+    depths = np.asarray(results["depth"], dtype=float)
+    ok = np.isfinite(values)
+    ax.scatter(depths[ok], values[ok], s=10, c="0.6", label="candidates")
+    classes = results.get("class")
+    groups = [None] if classes is None else list(dict.fromkeys(classes))
+    for group in groups:
+        levels = [lv for lv in estimator.search_path_ if group is None or lv.get("class") == group]
+        x = [lv["depth"] for lv in levels]
+        best = [lv["best_criterion"] for lv in levels]
+        ax.plot(x, best, "o-", label="best per depth" if group is None else f"class {group}: best per depth")
+        for depth, value, level in zip(x, best, levels):
+            if level["best_structure"] is None:
+                continue
+            text = parse(level["best_structure"]).to_string(_names(estimator))
+            ax.annotate(text, (depth, value), textcoords="offset points", xytext=(4, 4), fontsize="x-small")
+    ax.set_xlabel("depth")
+    criterion = estimator.criterion if isinstance(estimator.criterion, str) else "criterion"
+    ax.set_ylabel(f"{criterion} (higher is better)")
+    ax.set_xticks(sorted({int(d) for d in depths[ok]}))
+    ax.legend(loc="best", fontsize="small")
+    ax.set_title("Structure search", fontsize="medium")
+    return fig

@@ -1,0 +1,323 @@
+"""A self-contained report of a fitted model, and its comparison with a RandomForest."""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+from sklearn.base import clone, is_classifier
+from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
+from sklearn.metrics import accuracy_score, log_loss, mean_squared_error, r2_score
+from sklearn.model_selection import KFold, StratifiedKFold, check_cv
+from sklearn.utils.validation import check_is_fitted
+
+from ..grammar import Grammar
+from ._describe import describe
+
+__all__ = ["compare_with_random_forest", "write_report"]
+
+
+class _FixedStructure(Grammar):
+    """A grammar whose only candidate is one structure (refits without a search)."""
+
+    def __init__(self, structure):
+        super().__init__()
+        self.structure = structure
+
+    def get_params(self, deep=True):
+        return {"structure": self.structure}
+
+    def initial(self, n_features):
+        return [self.structure]
+
+    def expand(self, expr, n_features):
+        return []
+
+
+def compare_with_random_forest(estimator, X, y, *, cv=5, refit="structure", n_estimators=500, random_state=0,
+                               n_jobs=None):
+    """Cross-validate a fitted model against a RandomForest on the same folds.
+
+    Parameters
+    ----------
+    estimator : fitted CompositionalGPRegressor or CompositionalGPClassifier
+    X, y : array-like
+        The data (normally the training data of ``estimator``).
+    cv : int or cross-validation splitter, default=5
+        Folds; an int gives shuffled (stratified for classifiers) K-fold with ``random_state``.
+    refit : {"structure", "search"}, default="structure"
+        ``"structure"`` refits the chosen structure's hyperparameters on each
+        training fold (fast; the structure itself was chosen on all the data,
+        which favours the GP slightly); ``"search"`` reruns the whole structure
+        search per fold (the honest estimate of the procedure, and slower). A
+        multi-class classifier, with one structure per class, always uses ``"search"``.
+    n_estimators : int, default=500
+        Trees of the RandomForest.
+    random_state : int, default=0
+    n_jobs : int, optional
+        Workers of the RandomForest.
+
+    Returns
+    -------
+    dict
+        ``{"metrics": [names], "rows": [{"method", metric means and stds, "seconds"}], "n_splits", "refit"}``.
+        Regression metrics: RMSE and R²; classification: error rate and log loss.
+    """
+    check_is_fitted(estimator, "structure_")
+    if refit not in ("structure", "search"):
+        raise ValueError(f"refit must be 'structure' or 'search', got {refit!r}.")
+    X = np.asarray(X, dtype=float) if not hasattr(X, "iloc") else X
+    y = np.asarray(y)
+    classification = is_classifier(estimator)
+    if isinstance(cv, int):
+        splitter = (StratifiedKFold if classification else KFold)(cv, shuffle=True, random_state=random_state)
+    else:
+        splitter = check_cv(cv, y, classifier=classification)
+    if classification and len(estimator.classes_) > 2:
+        refit = "search"
+    gp = clone(estimator)
+    if refit == "structure":
+        defaults = {"base_kernels": ("SE",)} if classification else {"base_kernels": ("SE", "RQ", "PER", "LIN")}
+        gp.set_params(grammar=_FixedStructure(estimator.structure_), max_depth=1, verbose=0, **defaults)
+    else:
+        gp.set_params(verbose=0)
+    forest_class = RandomForestClassifier if classification else RandomForestRegressor
+    forest = forest_class(n_estimators=n_estimators, random_state=random_state, n_jobs=n_jobs)
+    names = getattr(estimator, "feature_names_in_", None)
+    label = f"GP {estimator.structure_.to_string(names)}" if refit == "structure" else "GP structure search"
+    methods = [(label, gp), (f"RandomForest ({n_estimators} trees)", forest)]
+    scores = {name: [] for name, _ in methods}
+    seconds = {name: 0.0 for name, _ in methods}
+    rows_of = (lambda data, idx: data.iloc[idx]) if hasattr(X, "iloc") else (lambda data, idx: data[idx])
+    for train, test in splitter.split(X, y):
+        for name, model in methods:
+            start = time.perf_counter()
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                fitted = clone(model).fit(rows_of(X, train), y[train])
+            seconds[name] += time.perf_counter() - start
+            scores[name].append(_metrics(fitted, rows_of(X, test), y[test], classification))
+    metric_names = ["error rate", "log loss"] if classification else ["RMSE", "R²"]
+    rows = []
+    for name, _ in methods:
+        values = np.array(scores[name])
+        row = {"method": name, "seconds": seconds[name]}
+        for j, metric in enumerate(metric_names):
+            row[metric] = float(values[:, j].mean())
+            row[metric + " std"] = float(values[:, j].std())
+        rows.append(row)
+    return {"metrics": metric_names, "rows": rows, "n_splits": len(scores[label]), "refit": refit}
+
+
+def _metrics(model, X, y, classification):
+    if classification:
+        proba = model.predict_proba(X)
+        return [1.0 - accuracy_score(y, model.predict(X)), log_loss(y, proba, labels=model.classes_)]
+    prediction = model.predict(X)
+    return [float(np.sqrt(mean_squared_error(y, prediction))), r2_score(y, prediction) if len(y) > 1 else np.nan]
+
+
+def comparison_table(comparison):
+    """The comparison as a markdown table."""
+    metrics = comparison["metrics"]
+    lines = ["| method | " + " | ".join(metrics) + " | fit seconds (all folds) |",
+             "|---|" + "---|" * (len(metrics) + 1)]
+    for row in comparison["rows"]:
+        cells = [f"{row[m]:.4g} ± {row[m + ' std']:.2g}" for m in metrics]
+        lines.append(f"| {row['method']} | " + " | ".join(cells) + f" | {row['seconds']:.1f} |")
+    return "\n".join(lines)
+
+
+def write_report(estimator, X, y, path, *, title=None, target_name=None, compare=True, cv=5,
+                 refit="structure", random_state=0, comparison=None, max_candidates_listed=25):
+    """Write a report of a fitted model: HTML with inline images, or markdown with PNG files.
+
+    Contents: the data summary, the chosen structure and its plain-language
+    description, the figures (full fit, each component, the search path; when
+    matplotlib is installed), the table of candidates, and a cross-validated
+    comparison with a RandomForest on the same data.
+
+    Parameters
+    ----------
+    estimator : fitted CompositionalGPRegressor or CompositionalGPClassifier
+    X, y : array-like
+        The training data.
+    path : str or Path
+        ``*.html`` gives one self-contained HTML file; ``*.md`` a markdown file
+        with its PNG figures in ``<stem>_files/`` beside it.
+    title : str, optional
+    target_name : str, optional
+    compare : bool, default=True
+        Run :func:`compare_with_random_forest` (``cv``, ``refit``, ``random_state``).
+    cv, refit, random_state
+        Passed to :func:`compare_with_random_forest`.
+    comparison : dict, optional
+        A result of :func:`compare_with_random_forest` already computed (then
+        ``compare``, ``cv``, ``refit`` and ``random_state`` are not used).
+    max_candidates_listed : int, default=25
+        Rows of the candidate table (best first).
+
+    Returns
+    -------
+    pathlib.Path
+        The report's path.
+    """
+    check_is_fitted(estimator, "structure_")
+    path = Path(path)
+    if path.suffix.lower() not in (".html", ".htm", ".md"):
+        raise ValueError(f"The report path must end in .html or .md, got {str(path)!r}.")
+    markdown = path.suffix.lower() == ".md"
+    sections = []  # (heading, kind, content); kind in {"text", "pre", "table", "figure"}
+    y_array = np.asarray(y)
+    task = "classification" if is_classifier(estimator) else "regression"
+    names = [str(n) for n in getattr(estimator, "feature_names_in_", [f"x{i}" for i in range(estimator.n_features_in_)])]
+    summary = [f"{len(y_array)} rows, {len(names)} feature(s): {', '.join(names)}.", f"Task: {task}."]
+    if task == "classification":
+        values, counts = np.unique(y_array, return_counts=True)
+        summary.append("Classes: " + ", ".join(f"{v} ({c})" for v, c in zip(values, counts)) + ".")
+    else:
+        summary.append(f"Target: mean {np.mean(y_array):.4g}, standard deviation {np.std(y_array):.4g}, "
+                       f"range {np.min(y_array):.4g} to {np.max(y_array):.4g}.")
+    sections.append(("Data", "text", " ".join(summary)))
+    structure = estimator.structure_
+    if isinstance(structure, list):
+        text = "; ".join(f"class {c}: {s.to_string(names)}" for c, s in zip(estimator.classes_, structure))
+    else:
+        text = structure.to_string(names)
+    sections.append(("Chosen structure", "pre", text))
+    sections.append(("Description", "pre", describe(estimator, target_name=target_name)))
+    sections += _figure_sections(estimator)
+    sections.append(("Candidates", "table", _candidates_table(estimator, names, max_candidates_listed)))
+    if comparison is None and compare:
+        comparison = compare_with_random_forest(estimator, X, y, cv=cv, refit=refit, random_state=random_state)
+    if comparison is not None:
+        note = (
+            f"{comparison['n_splits']}-fold cross-validation on the same folds. "
+            + ("The GP's structure was chosen on all the data; its hyperparameters are refitted on each "
+               "training fold." if comparison["refit"] == "structure" else
+               "The whole structure search is rerun on each training fold.")
+        )
+        sections.append(("Comparison with a RandomForest", "table", note + "\n\n" + comparison_table(comparison)))
+    heading = title or f"skgpsearch report: {text}"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if markdown:
+        path.write_text(_markdown(heading, sections, path), encoding="utf-8")
+    else:
+        path.write_text(_html(heading, sections), encoding="utf-8")
+    return path
+
+
+def _figure_sections(estimator):
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        return [("Figures", "text", "Figures need matplotlib: pip install 'skgpsearch[plot]'.")]
+    from ._plots import plot_components, plot_fit, plot_search_path
+
+    sections = [("Fit", "figure", plot_fit(estimator))]
+    if len(getattr(estimator, "classes_", [0, 1])) <= 2:
+        for figure in plot_components(estimator):
+            sections.append(("Component", "figure", figure))
+    sections.append(("Search path", "figure", plot_search_path(estimator)))
+    return sections
+
+
+def _candidates_table(estimator, names, limit):
+    from ..grammar import parse
+
+    results = estimator.search_results_
+    order = sorted(range(len(results["structure"])),
+                   key=lambda i: -results["criterion"][i] if np.isfinite(results["criterion"][i]) else np.inf)
+    has_class = "class" in results
+    head = "| " + ("class | " if has_class else "") + "structure | depth | criterion | log marginal likelihood | " \
+           "hyperparameters | status |"
+    lines = [head, "|---" * (head.count("|") - 1) + "|"]
+    for i in order[:limit]:
+        try:
+            text = parse(results["structure"][i]).to_string(names)
+        except ValueError:
+            text = results["structure"][i]
+        cells = ([str(results["class"][i])] if has_class else []) + [
+            text, str(results["depth"][i]), f"{results['criterion'][i]:.4g}",
+            f"{results['log_marginal_likelihood'][i]:.4g}" if results["log_marginal_likelihood"][i] is not None else "",
+            str(results["n_hyperparameters"][i]), str(results["status"][i]),
+        ]
+        lines.append("| " + " | ".join(cells) + " |")
+    if len(order) > limit:
+        lines.append(f"\n({len(order) - limit} more candidates not listed.)")
+    return "\n".join(lines)
+
+
+def _png(figure):
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=110)
+    return buffer.getvalue()
+
+
+def _markdown(heading, sections, path):
+    folder = path.with_name(path.stem + "_files")
+    out = [f"# {heading}", ""]
+    count = 0
+    for title, kind, content in sections:
+        if kind == "figure":
+            folder.mkdir(exist_ok=True)
+            count += 1
+            name = f"figure_{count}.png"
+            (folder / name).write_bytes(_png(content))
+            out += [f"![{title}]({folder.name}/{name})", ""]
+            continue
+        out += [f"## {title}", ""]
+        out += ([f"```\n{content}\n```"] if kind == "pre" else [content]) + [""]
+    return "\n".join(out)
+
+
+def _html(heading, sections):
+    body = [f"<h1>{html.escape(heading)}</h1>"]
+    for title, kind, content in sections:
+        if kind == "figure":
+            data = base64.b64encode(_png(content)).decode("ascii")
+            body.append(f'<figure><img alt="{html.escape(title)}" src="data:image/png;base64,{data}"></figure>')
+            continue
+        body.append(f"<h2>{html.escape(title)}</h2>")
+        if kind == "pre":
+            body.append(f"<pre>{html.escape(content)}</pre>")
+        elif kind == "table":
+            body.append(_html_table(content))
+        else:
+            body.append(f"<p>{html.escape(content)}</p>")
+    style = ("body{font-family:sans-serif;max-width:60em;margin:2em auto;line-height:1.4}"
+             "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:2px 6px;text-align:left}"
+             "pre{white-space:pre-wrap;background:#f6f6f6;padding:.5em}img{max-width:100%}")
+    return (f"<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>{html.escape(heading)}</title>"
+            f"<style>{style}</style></head><body>\n" + "\n".join(body) + "\n</body></html>\n")
+
+
+def _html_table(content):
+    """Markdown table (with optional paragraphs around it) to HTML."""
+    parts, rows = [], []
+    for line in content.splitlines():
+        if line.startswith("|"):
+            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            if all(set(c) <= set("-:") for c in cells):
+                continue
+            rows.append(cells)
+            continue
+        if rows:
+            parts.append(_rows_html(rows))
+            rows = []
+        if line.strip():
+            parts.append(f"<p>{html.escape(line)}</p>")
+    if rows:
+        parts.append(_rows_html(rows))
+    return "\n".join(parts)
+
+
+def _rows_html(rows):
+    head = "".join(f"<th>{html.escape(c)}</th>" for c in rows[0])
+    body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>" for row in rows[1:])
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"

@@ -1,0 +1,128 @@
+"""The ``skgpsearch`` command line."""
+
+import subprocess
+import sys
+from importlib.metadata import entry_points
+
+import numpy as np
+import pytest
+
+from skgpsearch._cli import main
+
+
+@pytest.fixture
+def regression_csv(tmp_path):
+    rng = np.random.default_rng(0)
+    x = np.sort(rng.uniform(0, 6, 60))
+    z = rng.normal(size=60)
+    y = np.sin(2 * x) + 0.05 * rng.normal(size=60)
+    path = tmp_path / "wave.csv"
+    lines = ["x,z,y"] + [f"{a:.6f},{b:.6f},{c:.6f}" for a, b, c in zip(x, z, y)]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def run(capsys, *argv):
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def one_line_error(code, err):
+    assert code == 2
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("skgpsearch: error: ")
+    return lines[0]
+
+
+def test_console_script_is_declared():
+    (script,) = entry_points(group="console_scripts", name="skgpsearch")
+    assert script.value == "skgpsearch._cli:main"
+
+
+def test_module_entry_point_prints_the_version():
+    out = subprocess.run([sys.executable, "-m", "skgpsearch", "--version"], capture_output=True, text=True)
+    assert out.returncode == 0 and out.stdout.startswith("skgpsearch ")
+
+
+def test_discover_regression_with_markdown_report(regression_csv, tmp_path, capsys):
+    report = tmp_path / "r" / "wave.md"
+    code, out, err = run(capsys, "discover", regression_csv, "--target", "y", "--max-depth", "2",
+                         "--base-kernels", "SE,LIN", "--report", report, "--n-jobs", "1")
+    assert code == 0, err
+    assert "regression of 'y' (numeric target)" in out
+    assert "Chosen structure: SE(x)" in out  # z is irrelevant noise
+    assert "A smooth function of `x`" in out
+    assert "| RandomForest (500 trees) |" in out
+    assert "[skgpsearch] depth 1" in err and "[skgpsearch]" not in out  # progress on stderr
+    assert report.exists() and "## Comparison with a RandomForest" in report.read_text()
+
+
+def test_discover_detects_classification_and_quiet(tmp_path, capsys):
+    rng = np.random.default_rng(1)
+    X = rng.uniform(-2, 2, size=(60, 2))
+    labels = np.where(X[:, 0] > 0, "sick", "healthy")
+    path = tmp_path / "c.csv"
+    path.write_text("a,b,status\n" + "\n".join(f"{a},{b},{c}" for (a, b), c in zip(X, labels)) + "\n")
+    code, out, err = run(capsys, "discover", path, "--target", "status", "--max-depth", "1", "--no-compare",
+                         "--quiet")
+    assert code == 0, err
+    assert "classification of 'status' (text target)" in out
+    assert "Chosen structure: SE(a)" in out and err == ""
+
+
+def test_integer_targets_with_few_values_are_classes(tmp_path, capsys):
+    path = tmp_path / "i.csv"
+    rows = [f"{x},{int(x > 0)}" for x in np.linspace(-1, 1, 30)]
+    path.write_text("x,label\n" + "\n".join(rows) + "\n")
+    code, out, _ = run(capsys, "discover", path, "--target", "label", "--max-depth", "1", "--no-compare",
+                       "--quiet")
+    assert code == 0 and "classification of 'label' (2 distinct integer values" in out
+    code, out, _ = run(capsys, "discover", path, "--target", "label", "--task", "regression", "--max-depth", "1",
+                       "--no-compare", "--quiet")
+    assert code == 0 and "regression of 'label' (--task regression)" in out
+
+
+@pytest.mark.parametrize(
+    "content, argv, message",
+    [
+        (None, ["--target", "y"], "no such file"),
+        ("x,y\n1,2\n2,3\n3,4\n4,5\n5,6\n6,7\n", ["--target", "w"], "has no column 'w'; its columns are: x, y"),
+        ("x,c,y\n1,a,2\n2,b,3\n3,a,4\n4,b,5\n5,a,6\n", ["--target", "y"], "non-numeric feature column(s) 'c'"),
+        ("x,y\n1,2\n2,3\n", ["--target", "y"], "has 2 data rows; the search needs at least 5"),
+        ("x,y\n1,2\n,3\n3,4\n4,5\n5,6\n6,7\n", ["--target", "y"], "feature column(s) 'x' have missing"),
+        ("x,y\n1,2\n2,3\n3,\n4,5\n5,6\n6,7\n", ["--target", "y"], "target column 'y' has missing values"),
+        ("x,y\n1,2\n2,3,4\n", ["--target", "y"], "line 3"),
+        ("", ["--target", "y"], "is empty"),
+        ("x,y\n1,a\n2,a\n3,a\n4,a\n5,a\n", ["--target", "y"], "single class"),
+        ("x,y\n1,2\n2,3\n3,4\n4,5\n5,6\n6,7\n", ["--target", "y", "--criterion", "nope"], "unknown criterion 'nope'"),
+        ("x,y\n1,2\n2,3\n3,4\n4,5\n5,6\n6,7\n", ["--target", "y", "--report", "r.pdf"], "must end in .html or .md"),
+        ("x,y\n1,2\n2,3\n3,4\n4,5\n5,6\n6,7\n", ["--target", "y", "--max-depth", "0"], "--max-depth must be"),
+        ("x,y\n1,a\n2,b\n3,a\n4,b\n5,a\n6,b\n", ["--target", "y", "--criterion", "loo", "--no-compare"],
+         "applies to regression only"),
+    ],
+)
+def test_clear_one_line_errors(tmp_path, capsys, content, argv, message):
+    path = tmp_path / "data.csv"
+    if content is not None:
+        path.write_text(content)
+    code, _, err = run(capsys, "discover", path, *argv, "--quiet")
+    assert message in one_line_error(code, err)
+
+
+def test_no_command_prints_help(capsys):
+    code, out, _ = run(capsys)
+    assert code == 2 and "discover" in out and "demo" in out
+
+
+def test_demo_runs_and_writes_the_report(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    report = tmp_path / "demo.html"
+    code, out, err = run(capsys, "demo", "--report", report)
+    assert code == 0, err
+    assert "Chosen structure: PER(year) + SE(year) * RQ(year)" in out
+    assert "A periodic component in `year` with period ≈ 1" in out
+    assert "| RandomForest (500 trees) |" in out and "Forecast of the next 24 months" in out
+    page = report.read_text()
+    assert page.count("data:image/png;base64,") >= 3 and "Comparison with a RandomForest" in page
+    assert "[skgpsearch] depth 3: best PER(year) + SE(year) * RQ(year)" in err

@@ -1,0 +1,323 @@
+"""Decomposition, description, plots and report of fitted models."""
+
+import base64
+import re
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from sklearn.base import clone
+from sklearn.ensemble import RandomForestRegressor
+from sklearn.exceptions import NotFittedError
+from sklearn.model_selection import KFold
+
+from skgpsearch import CompositionalGPClassifier, CompositionalGPRegressor
+from skgpsearch.grammar import Base, parse
+from skgpsearch.inspection import (
+    additive_terms,
+    compare_with_random_forest,
+    decompose,
+    describe,
+    plot_components,
+    plot_fit,
+    plot_search_path,
+    write_report,
+)
+from skgpsearch.inspection._describe import describe_term
+from skgpsearch.inspection._report import _FixedStructure
+from skgpsearch.kernels import from_kernel, to_kernel
+
+from strategies import N_COLUMNS, expressions
+
+
+@pytest.fixture(scope="module")
+def additive_regression():
+    """y = sin(3 x0) + 0.5 x1² + noise, fitted with the structure SE(x0) + SE(x1)."""
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-2, 2, size=(120, 2))
+    f0, f1 = np.sin(3 * X[:, 0]), 0.5 * X[:, 1] ** 2
+    y = 10 + f0 + f1 + 0.05 * rng.normal(size=120)
+    frame = pd.DataFrame(X, columns=["speed", "load"])
+    model = CompositionalGPRegressor(base_kernels=("SE",), grammar="sum_of_products", max_depth=2,
+                                     random_state=0).fit(frame, y)
+    return model, frame, y, f0, f1
+
+
+@pytest.fixture(scope="module")
+def periodic_regression():
+    t = np.linspace(0, 6, 90)[:, None]
+    y = 0.8 * t[:, 0] + np.sin(2 * np.pi * t[:, 0]) + 0.05 * np.random.default_rng(1).normal(size=90)
+    model = CompositionalGPRegressor(base_kernels=("PER", "LIN"), max_depth=2, random_state=0).fit(t, y)
+    return model, t, y
+
+
+@pytest.fixture(scope="module")
+def interaction_classifier():
+    rng = np.random.default_rng(2)
+    X = rng.uniform(-2, 2, size=(160, 3))
+    y = np.where(X[:, 0] * X[:, 1] + 0.8 * X[:, 0] > 0, "same", "opposite")
+    frame = pd.DataFrame(X, columns=["glucose", "pedigree", "noise"])
+    model = CompositionalGPClassifier(max_depth=3, random_state=0).fit(frame, y)
+    return model, frame, y
+
+
+def _brute_force_component(model, term, X_new):
+    """E and sd of one component by dense solves on the fitted kernel (independent of the engine)."""
+    X = model.X_train_
+    y = (model.y_train_ - model._y_train_mean) / model._y_train_std
+    K_y = model.kernel_(X)
+    K_cross = term(X_new, X)
+    mean = K_cross @ np.linalg.solve(K_y, y) * model._y_train_std
+    cov = term(X_new) - K_cross @ np.linalg.solve(K_y, K_cross.T)
+    return mean, np.sqrt(np.clip(np.diag(cov), 0, None)) * model._y_train_std
+
+
+def test_additive_terms_add_up_to_the_kernel():
+    expr = parse("SE(0) * (PER(0) + LIN(1)) + RQ(1)")
+    kernel = to_kernel(expr)
+    terms = additive_terms(kernel)
+    assert len(terms) == expr.n_terms == 3
+    X = np.random.default_rng(0).normal(size=(15, 2))
+    np.testing.assert_allclose(sum(t(X) for t in terms), kernel(X), rtol=1e-12, atol=1e-12)
+
+
+def test_components_sum_to_the_prediction(additive_regression):
+    model, frame, _, _, _ = additive_regression
+    assert str(model.structure_) == "SE(0) + SE(1)"
+    parts = model.decompose()
+    np.testing.assert_allclose(parts.mean, model.predict(frame), atol=1e-8)
+    new = pd.DataFrame(np.random.default_rng(5).uniform(-3, 3, size=(30, 2)), columns=frame.columns)
+    parts_new = decompose(model, new)
+    np.testing.assert_allclose(parts_new.mean, model.predict(new), atol=1e-8)
+    assert parts_new.residuals is None and parts.residuals is not None
+
+
+def test_components_match_dense_solves(additive_regression):
+    model, frame, _, _, _ = additive_regression
+    new = pd.DataFrame(np.random.default_rng(6).uniform(-3, 3, size=(25, 2)), columns=frame.columns)
+    parts = decompose(model, new)
+    for component in parts:
+        mean, std = _brute_force_component(model, component.kernel, new.to_numpy())
+        np.testing.assert_allclose(component.mean, mean, rtol=1e-6, atol=1e-8)
+        np.testing.assert_allclose(component.std, std, rtol=1e-5, atol=1e-7)
+
+
+def test_components_recover_the_additive_truth(additive_regression):
+    model, _, y, f0, f1 = additive_regression
+    parts = model.decompose()
+    by_column = {c.columns: c for c in parts}
+    for column, truth in ((0,), f0), ((1,), f1):
+        estimate = by_column[column].mean
+        # identified up to a constant shared with the offset
+        assert np.corrcoef(estimate, truth)[0, 1] > 0.995
+        assert np.std(estimate - truth) < 0.05
+    shares = [c.variance_share for c in parts]
+    assert shares == sorted(shares, reverse=True)
+    for c in parts:
+        assert c.variance_share == pytest.approx(np.var(c.mean) / np.var(y))
+
+
+def test_periodic_components_and_partial_residuals(periodic_regression):
+    model, t, y = periodic_regression
+    parts = model.decompose()
+    labels = {c.label for c in parts}
+    assert "PER(0)" in labels and "LIN(0)" in labels, labels
+    for component in parts:
+        partial = component.mean + parts.residuals
+        # partial residuals are the targets minus everything else
+        others = parts.offset + sum(c.mean for c in parts if c is not component)
+        np.testing.assert_allclose(partial, y - others, atol=1e-8)
+
+
+def test_classifier_components_sum_to_the_latent_mean(interaction_classifier):
+    model, frame, _ = interaction_classifier
+    parts = model.decompose()
+    mean, std = model.predict_latent(frame, return_std=True)
+    np.testing.assert_allclose(parts.mean, mean, atol=1e-8)
+    assert parts.task == "classification" and parts.target_class == "same"
+    if len(parts) == 1:
+        np.testing.assert_allclose(parts[0].std, std, rtol=1e-8)
+
+
+def test_classifier_single_term_std_is_the_latent_std():
+    rng = np.random.default_rng(3)
+    X = rng.uniform(-2, 2, size=(80, 1))
+    y = (np.sin(2 * X[:, 0]) + 0.3 * rng.normal(size=80) > 0).astype(int)
+    model = CompositionalGPClassifier(max_depth=1, random_state=0).fit(X, y)
+    new = np.linspace(-3, 3, 20)[:, None]
+    (component,) = model.decompose(new).components
+    mean, std = model.predict_latent(new, return_std=True)
+    np.testing.assert_allclose(component.std, std, rtol=1e-8)
+    np.testing.assert_allclose(component.mean + model.latent_mean_, mean, atol=1e-10)
+
+
+def test_multiclass_needs_a_target_class():
+    rng = np.random.default_rng(4)
+    X = rng.uniform(-2, 2, size=(90, 2))
+    y = np.array(["a", "b", "c"])[np.digitize(X[:, 0], [-0.7, 0.7])]
+    model = CompositionalGPClassifier(max_depth=1, random_state=0).fit(X, y)
+    with pytest.raises(ValueError, match="target_class"):
+        model.decompose()
+    with pytest.raises(ValueError, match="not a class"):
+        model.decompose(target_class="z")
+    latent = np.column_stack([m.posterior.predict_latent(X) for m in model._binary_models])
+    for k, label in enumerate(model.classes_):
+        np.testing.assert_allclose(model.decompose(target_class=label).mean, latent[:, k], atol=1e-8)
+    text = model.describe()
+    for label in "abc":
+        assert f"Class '{label}' versus the rest" in text
+
+
+@pytest.mark.filterwarnings("ignore:X does not have valid feature names")
+def test_decompose_rejects_bad_input(additive_regression):
+    model, frame, _, _, _ = additive_regression
+    with pytest.raises(NotFittedError):
+        decompose(CompositionalGPRegressor())
+    with pytest.raises(ValueError, match="features"):
+        decompose(model, np.zeros((3, 5)))
+    with pytest.raises(ValueError, match="classifiers only"):
+        decompose(model, target_class=1)
+    with pytest.raises(ValueError, match="CompositionalGPRegressor or CompositionalGPClassifier"):
+        decompose(RandomForestRegressor(n_estimators=2).fit(frame, np.arange(len(frame))))
+
+
+# -- description ---------------------------------------------------------------------------
+def test_description_of_an_additive_model(additive_regression):
+    model, _, _, _, _ = additive_regression
+    text = describe(model, target_name="power")
+    assert text.splitlines()[0] == "Structure: SE(speed) + SE(load)"
+    lines = [line for line in text.splitlines() if line.startswith("- A smooth function")]
+    assert len(lines) == 2
+    assert any("`speed`" in line for line in lines) and any("`load`" in line for line in lines)
+    for component, line in zip(model.decompose(), lines):
+        share = re.search(r"explains (\S+) %", line).group(1)
+        assert float(share) == pytest.approx(100 * component.variance_share, rel=0.05)
+    noise = float(re.search(r"noise has standard deviation ≈ (\S+) ", text).group(1))
+    assert noise == pytest.approx(np.sqrt(model.noise_variance_), rel=1e-2)
+    assert "under the criterion bic" in text and f"compared {len(model.search_results_['structure'])}" in text
+
+
+def test_description_of_a_periodic_trend(periodic_regression):
+    model, _, _ = periodic_regression
+    text = model.describe(feature_names=["time"])
+    period = float(re.search(r"periodic component in `time` with period ≈ (\S+)", text).group(1))
+    assert period == pytest.approx(1.0, rel=0.02)
+    assert "a linear trend in `time`" in text.lower()
+
+
+def test_description_of_an_interaction(interaction_classifier):
+    model, _, _ = interaction_classifier
+    assert str(model.structure_) == "SE(0) * SE(1)"
+    text = model.describe()
+    assert "An interaction of `glucose` and `pedigree`" in text
+    assert "the variance of the latent function" in text and "probit link" in text
+
+
+@pytest.mark.parametrize(
+    "text, phrase",
+    [
+        ("LIN(0) * LIN(0)", "a quadratic function of `t`"),
+        ("LIN(0) * LIN(0) * LIN(0)", "a polynomial of degree 3 in `t`"),
+        ("PER(0) * LIN(0)", "whose amplitude changes linearly with `t`"),
+        ("SE(0) * PER(0)", "whose shape and amplitude change smoothly"),
+        ("RQ(0)", "varies on several scales"),
+        ("M12(0)", "rough"),
+        ("C", "a constant offset"),
+        ("SE(0) * LIN(1)", "an interaction of `t` and `u`"),
+        ("SE(0, 1)", "a smooth function of `t` and `u` jointly"),
+    ],
+)
+def test_phrases_for_structures(text, phrase):
+    (term,) = parse(text).sum_of_products()
+    assert phrase in describe_term(term, ["t", "u"])
+
+
+def test_nearly_constant_factors_are_called_so():
+    term = Base("SE", 0, {"variance": 1.0, "lengthscale": 300.0}) * Base("SE", 1, {"variance": 1.0, "lengthscale": 0.5})
+    text = describe_term(term, ["a", "b"], ranges=np.array([4.0, 4.0]))
+    assert "nearly constant in `a`" in text and "smooth in `b` with lengthscale ≈ 0.5" in text
+
+
+@settings(max_examples=150, deadline=None)
+@given(expressions())
+def test_every_grammar_structure_gets_a_description(expr):
+    names = [f"col{i}" for i in range(N_COLUMNS)]
+    valued = from_kernel(to_kernel(expr), n_features=N_COLUMNS)
+    for term in valued.sum_of_products():
+        text = describe_term(term, names, ranges=np.ones(N_COLUMNS))
+        assert text and "?" not in text  # every value the text quotes is known
+        if not any(leaf.name == "WN" for leaf in term.leaves):
+            for column in term.columns:
+                assert f"`col{column}`" in text
+
+
+# -- plots and report -----------------------------------------------------------------------
+def test_plots_one_figure_per_component(additive_regression, interaction_classifier):
+    pytest.importorskip("matplotlib")
+    model, frame, y, _, _ = additive_regression
+    figures = plot_components(model)
+    assert len(figures) == len(model.decompose())
+    curve = figures[0].axes[0].lines[0].get_ydata()
+    assert np.ptp(curve) > 0.5  # the component's posterior mean is drawn, not a flat line
+    assert plot_fit(model).axes and plot_search_path(model).axes
+    classifier, _, _ = interaction_classifier
+    (contour,) = plot_components(classifier)
+    assert contour.axes[0].get_xlabel() == "glucose" and contour.axes[0].get_ylabel() == "pedigree"
+    assert plot_fit(classifier).axes
+
+
+def test_importing_the_package_does_not_import_matplotlib():
+    code = "import sys, skgpsearch, skgpsearch.inspection; print('matplotlib' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+def test_fixed_structure_refit_fits_one_candidate(additive_regression):
+    model, frame, y, _, _ = additive_regression
+    refit = clone(model).set_params(grammar=_FixedStructure(model.structure_), max_depth=1,
+                                    base_kernels=("SE", "RQ", "PER", "LIN"))
+    refit.fit(frame, y)
+    assert refit.structure_ == model.structure_ and len(refit.search_results_["structure"]) == 1
+    assert refit.log_marginal_likelihood_value_ >= model.log_marginal_likelihood_value_ - 1e-3
+
+
+def test_random_forest_comparison_matches_plain_cross_validation(additive_regression):
+    model, frame, y, _, _ = additive_regression
+    cv = KFold(3, shuffle=True, random_state=1)
+    comparison = compare_with_random_forest(model, frame, y, cv=cv, n_estimators=50, random_state=0)
+    gp_row, forest_row = comparison["rows"]
+    rmse = []
+    for train, test in cv.split(frame):
+        forest = RandomForestRegressor(n_estimators=50, random_state=0).fit(frame.iloc[train], y[train])
+        rmse.append(np.sqrt(np.mean((forest.predict(frame.iloc[test]) - y[test]) ** 2)))
+    assert forest_row["RMSE"] == pytest.approx(np.mean(rmse))
+    assert gp_row["RMSE"] < 0.5 * forest_row["RMSE"]  # smooth additive truth: the GP must win clearly
+    assert comparison["n_splits"] == 3 and comparison["refit"] == "structure"
+
+
+def test_html_report_is_self_contained(additive_regression, tmp_path):
+    pytest.importorskip("matplotlib")
+    model, frame, y, _, _ = additive_regression
+    path = write_report(model, frame, y, tmp_path / "report.html", cv=3, target_name="power")
+    page = path.read_text()
+    assert "SE(speed) + SE(load)" in page and "A smooth function of `speed`" in page
+    images = re.findall(r'src="data:image/png;base64,([^"]+)"', page)
+    assert len(images) == 2 + len(model.decompose())  # fit, components, search path
+    assert base64.b64decode(images[0])[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "RandomForest (500 trees)" in page and "<table>" in page
+    assert "src=\"http" not in page and "<script" not in page
+
+
+def test_markdown_report_writes_png_files(interaction_classifier, tmp_path):
+    pytest.importorskip("matplotlib")
+    model, frame, y = interaction_classifier
+    path = write_report(model, frame, y, tmp_path / "out" / "report.md", compare=False)
+    text = path.read_text()
+    pngs = sorted((tmp_path / "out" / "report_files").glob("*.png"))
+    assert len(pngs) == text.count("](report_files/") >= 3
+    assert "## Candidates" in text and "| structure |" in text.replace("| class | structure", "| structure")
+    with pytest.raises(ValueError, match=r"\.html or \.md"):
+        write_report(model, frame, y, tmp_path / "report.pdf")
