@@ -118,7 +118,7 @@ def main():
         print(f"| {criterion} | " + " | ".join(cells) + " |")
 
     print()
-    print(f"Per generator and N: % recovered")
+    print("Per generator and N: % recovered")
     for g in GENERATORS:
         print()
         print(f"{g}:")

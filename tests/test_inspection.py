@@ -180,7 +180,7 @@ def test_decompose_rejects_bad_input(additive_regression):
         decompose(model, np.zeros((3, 5)))
     with pytest.raises(ValueError, match="classifiers only"):
         decompose(model, target_class=1)
-    with pytest.raises(ValueError, match="CompositionalGPRegressor or CompositionalGPClassifier"):
+    with pytest.raises(ValueError, match="got RandomForestRegressor"):
         decompose(RandomForestRegressor(n_estimators=2).fit(frame, np.arange(len(frame))))
 
 
@@ -321,3 +321,27 @@ def test_markdown_report_writes_png_files(interaction_classifier, tmp_path):
     assert "## Candidates" in text and "| structure |" in text.replace("| class | structure", "| structure")
     with pytest.raises(ValueError, match=r"\.html or \.md"):
         write_report(model, frame, y, tmp_path / "report.pdf")
+
+
+def test_scikit_learn_regressor_is_decomposed_and_described(additive_regression):
+    from sklearn.gaussian_process import GaussianProcessRegressor
+
+    model, frame, y, _, _ = additive_regression
+    gpr = GaussianProcessRegressor(model._kernel_no_noise + model.kernel_.k2, normalize_y=True, optimizer=None,
+                                   alpha=1e-8).fit(frame, y)
+    parts = decompose(gpr)
+    np.testing.assert_allclose(parts.mean, gpr.predict(frame), atol=1e-8)
+    ours = model.decompose()
+    for theirs, mine in zip(parts, ours):
+        assert theirs.label == mine.label
+        np.testing.assert_allclose(theirs.mean, mine.mean, atol=1e-6)
+    new = pd.DataFrame(np.random.default_rng(9).uniform(-3, 3, size=(10, 2)), columns=frame.columns)
+    single = GaussianProcessRegressor(model._kernel_no_noise.k1 + model.kernel_.k2, normalize_y=True,
+                                      optimizer=None).fit(frame, y)
+    (component,) = decompose(single, new).components
+    # scikit-learn's std includes the WhiteKernel's variance; the component is noise-free
+    std_with_noise = single.predict(new, return_std=True)[1]
+    white = model.kernel_.k2.noise_level * single._y_train_std**2
+    np.testing.assert_allclose(component.std, np.sqrt(std_with_noise**2 - white), rtol=1e-6)
+    text = describe(gpr)
+    assert text.startswith("Kernel: ") and "A smooth function of `speed`" in text and "search" not in text

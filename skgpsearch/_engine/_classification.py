@@ -29,8 +29,6 @@ the kernel gradient is contracted leaf by leaf (:class:`KernelTree`).
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 from scipy.linalg import lapack, solve_triangular
 

@@ -36,9 +36,10 @@ class Component:
 
     Attributes
     ----------
-    structure : skgpsearch.grammar.Expr
+    structure : skgpsearch.grammar.Expr or None
         The term (a base kernel or a product of base kernels) carrying its
-        fitted hyperparameter values.
+        fitted hyperparameter values; None for a scikit-learn kernel without a
+        counterpart in the grammar.
     label : str
         The term in the text notation, with feature names when known.
     columns : tuple of int
@@ -152,8 +153,9 @@ def decompose(estimator, X=None, *, target_class=None):
 
     Parameters
     ----------
-    estimator : CompositionalGPRegressor or CompositionalGPClassifier
-        A fitted estimator.
+    estimator : CompositionalGPRegressor, CompositionalGPClassifier or GaussianProcessRegressor
+        A fitted estimator; scikit-learn's regressor too (e.g. the
+        ``best_estimator_`` of :class:`~skgpsearch.KernelSearchCV`).
     X : array-like of shape (n_samples, n_features), default=None
         Where to evaluate the components; the training inputs by default.
     target_class : object, optional
@@ -181,19 +183,26 @@ def decompose(estimator, X=None, *, target_class=None):
     >>> bool(np.allclose(parts.mean, model.predict(X)))
     True
     """
+    from sklearn.gaussian_process import GaussianProcessRegressor
+
     from .._classifier import CompositionalGPClassifier
     from .._regressor import CompositionalGPRegressor
 
-    if not isinstance(estimator, (CompositionalGPRegressor, CompositionalGPClassifier)):
+    if not isinstance(estimator, (CompositionalGPRegressor, CompositionalGPClassifier, GaussianProcessRegressor)):
         raise ValueError(
-            f"decompose needs a fitted CompositionalGPRegressor or CompositionalGPClassifier, "
-            f"got {type(estimator).__name__}."
+            f"decompose needs a fitted CompositionalGPRegressor, CompositionalGPClassifier or scikit-learn "
+            f"GaussianProcessRegressor, got {type(estimator).__name__} (for a Pipeline, pass its last step and "
+            "the transformed inputs)."
         )
-    check_is_fitted(estimator, "structure_")
     if isinstance(estimator, CompositionalGPClassifier):
+        check_is_fitted(estimator, "structure_")
         return _decompose_classifier(estimator, X, target_class)
     if target_class is not None:
         raise ValueError("target_class applies to classifiers only.")
+    if isinstance(estimator, GaussianProcessRegressor):
+        check_is_fitted(estimator, "kernel_")
+        return _decompose_sklearn_regressor(estimator, X)
+    check_is_fitted(estimator, "structure_")
     return _decompose_regressor(estimator, X)
 
 
@@ -250,6 +259,40 @@ def _decompose_regressor(model, X):
     return decomposition
 
 
+def _decompose_sklearn_regressor(model, X):
+    """The same for scikit-learn's GaussianProcessRegressor (e.g. KernelSearchCV's best_estimator_)."""
+    X_train = np.asarray(model.X_train_, dtype=float)
+    if X is None:
+        X, at_training = X_train, True
+    else:
+        X = validate_data(model, X, reset=False, dtype=np.float64)
+        at_training = X.shape == X_train.shape and np.array_equal(X, X_train)
+    if np.ndim(model.alpha_) != 1:
+        raise ValueError("decompose supports single-target regression only.")
+    scale, offset = float(np.ravel(model._y_train_std)[0]), float(np.ravel(model._y_train_mean)[0])
+    terms, noise_terms = _terms(model.kernel_)
+    # scikit-learn's ``alpha`` is extra noise variance on the normalised scale (scalar or per sample)
+    white = (sum(float(t.diag(X_train[:1])[0]) for t in noise_terms) + float(np.mean(model.alpha))) * scale**2
+    y = model.y_train_ * scale + offset
+    y_var = float(np.var(y))
+    components = []
+    for term in terms:
+        K_train = term(X_train, X_train)
+        train_mean = K_train @ model.alpha_ * scale
+        K_cross = K_train if at_training else term(X_train, X)
+        V = solve_triangular(model.L_, K_cross, lower=True, check_finite=False)
+        var = term.diag(X) - np.einsum("ij,ij->j", V, V)
+        components.append(_component(model, term, (K_cross.T @ model.alpha_) * scale,
+                                     np.sqrt(np.maximum(var, 0.0)) * scale, _share(train_mean, y_var)))
+    decomposition = Decomposition(
+        components=_ordered(components), offset=offset, X=X, task="regression",
+        feature_names=_feature_names(model), noise_variance=white, target_variance=y_var,
+    )
+    if at_training:
+        decomposition.residuals = y - decomposition.mean
+    return decomposition
+
+
 def _decompose_classifier(model, X, target_class):
     classes = list(model.classes_)
     if len(model._binary_models) == 1:
@@ -298,11 +341,15 @@ def _share(train_mean, total_variance):
 
 
 def _component(model, term, mean, std, share):
-    structure = from_kernel(term, n_features=model.n_features_in_)
+    try:
+        structure = from_kernel(term, n_features=model.n_features_in_)
+    except ValueError:
+        # a scikit-learn kernel without a counterpart in the grammar: decomposed, not named
+        structure = None
     return Component(
         structure=structure,
-        label=structure.without_values().to_string(_feature_names(model)),
-        columns=structure.columns,
+        label=str(term) if structure is None else structure.without_values().to_string(_feature_names(model)),
+        columns=tuple(range(model.n_features_in_)) if structure is None else structure.columns,
         mean=mean,
         std=std,
         variance_share=share,

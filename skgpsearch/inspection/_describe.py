@@ -30,8 +30,9 @@ def describe(estimator, feature_names=None, target_name=None):
 
     Parameters
     ----------
-    estimator : CompositionalGPRegressor or CompositionalGPClassifier
-        A fitted estimator.
+    estimator : CompositionalGPRegressor, CompositionalGPClassifier or GaussianProcessRegressor
+        A fitted estimator (scikit-learn's regressor, e.g. the ``best_estimator_``
+        of :class:`~skgpsearch.KernelSearchCV`, gets no search summary).
     feature_names : sequence of str, optional
         Column names; by default ``feature_names_in_`` (set when the model was
         fitted on a DataFrame), else ``x0``, ``x1``, ...
@@ -77,10 +78,13 @@ def describe(estimator, feature_names=None, target_name=None):
             ]
         return "\n\n".join(blocks + [_search_summary(estimator, names)])
     parts = decompose(estimator)
-    lines = [f"Structure: {estimator.structure_.to_string(names)}", ""]
+    if hasattr(estimator, "structure_"):
+        lines = [f"Structure: {estimator.structure_.to_string(names)}", ""]
+    else:
+        lines = [f"Kernel: {estimator.kernel_}", ""]
     for component in parts:
         lines.append(
-            f"- {_capitalise(describe_term(component.structure, names, ranges))} explains "
+            f"- {_capitalise(_component_phrase(component, names, ranges))} explains "
             f"{_percent(component.variance_share)} of the variance of {target} "
             f"(its posterior mean has standard deviation ≈ {_num(np.std(component.mean))})."
         )
@@ -89,7 +93,15 @@ def describe(estimator, feature_names=None, target_name=None):
         f"- The remaining noise has standard deviation ≈ {_num(noise_sd)} "
         f"({_percent(parts.noise_variance / parts.target_variance)} of the variance)."
     )
+    if not hasattr(estimator, "search_results_"):
+        return "\n".join(lines)
     return "\n".join(lines + ["", _search_summary(estimator, names)])
+
+
+def _component_phrase(component, names, ranges):
+    if component.structure is None:
+        return f"a component with the kernel {component.label}"
+    return describe_term(component.structure, names, ranges)
 
 
 def _describe_latent(model, target_class, names, ranges, positive):

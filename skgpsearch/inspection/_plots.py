@@ -108,7 +108,14 @@ def plot_components(estimator, *, target_class=None, n_grid=200, max_components=
             ax = fig.add_subplot()
             grid, (a, b) = _grid_along(X_train, columns, 50)
             part = decompose(estimator, _as_input(estimator, grid), target_class=target_class)[index]
-            contour = ax.contourf(a, b, part.mean.reshape(len(a), len(b)).T, levels=15, cmap="RdBu_r")
+            values = part.mean.reshape(len(a), len(b)).T
+            norm = None
+            if values.min() < 0 < values.max():
+                from matplotlib.colors import TwoSlopeNorm
+
+                # white at zero: the sign of a component is what it adds or takes away
+                norm = TwoSlopeNorm(vcenter=0.0, vmin=values.min(), vmax=values.max())
+            contour = ax.contourf(a, b, values, levels=15, cmap="RdBu_r", norm=norm)
             fig.colorbar(contour, ax=ax, label=unit)
             ax.scatter(X_train[:, columns[0]], X_train[:, columns[1]], s=5, c="k", alpha=0.4)
             ax.set_xlabel(names[columns[0]])

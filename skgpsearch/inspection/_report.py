@@ -213,9 +213,9 @@ def write_report(estimator, X, y, path, *, title=None, target_name=None, compare
 
 
 def _figure_sections(estimator):
-    try:
-        import matplotlib  # noqa: F401
-    except ImportError:
+    import importlib.util
+
+    if importlib.util.find_spec("matplotlib") is None:
         return [("Figures", "text", "Figures need matplotlib: pip install 'skgpsearch[plot]'.")]
     from ._plots import plot_components, plot_fit, plot_search_path
 
