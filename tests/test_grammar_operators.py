@@ -200,3 +200,18 @@ def test_get_grammar():
     with pytest.raises(ValueError, match="Unknown grammar"):
         get_grammar("nope")
     assert repr(SumOfProductsGrammar(max_terms=3)) == "SumOfProductsGrammar(max_terms=3)"
+
+
+def test_estimators_with_a_grammar_instance_can_be_cloned():
+    # sklearn.base.clone rebuilds parameters that have get_params (with deep=False)
+    from sklearn.base import clone
+
+    from skgpsearch import CompositionalGPClassifier, CompositionalGPRegressor
+    from skgpsearch.grammar import CompositionalGrammar, SumOfProductsGrammar
+
+    for estimator in (
+        CompositionalGPRegressor(grammar=CompositionalGrammar(["SE", "PER"], max_terms=3)),
+        CompositionalGPClassifier(grammar=SumOfProductsGrammar(["SE"], max_factors=2)),
+    ):
+        copy = clone(estimator)
+        assert copy.grammar == estimator.grammar and copy.grammar is not estimator.grammar
