@@ -180,8 +180,13 @@ def test_decompose_rejects_bad_input(additive_regression):
         decompose(model, np.zeros((3, 5)))
     with pytest.raises(ValueError, match="classifiers only"):
         decompose(model, target_class=1)
+    forest = RandomForestRegressor(n_estimators=2).fit(frame, np.arange(len(frame)))
     with pytest.raises(ValueError, match="got RandomForestRegressor"):
-        decompose(RandomForestRegressor(n_estimators=2).fit(frame, np.arange(len(frame))))
+        decompose(forest)
+    with pytest.raises(ValueError, match="got RandomForestRegressor"):
+        describe(forest)
+    with pytest.raises(NotFittedError):
+        describe(CompositionalGPClassifier())
 
 
 # -- description ---------------------------------------------------------------------------

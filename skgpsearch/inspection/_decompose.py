@@ -183,27 +183,45 @@ def decompose(estimator, X=None, *, target_class=None):
     >>> bool(np.allclose(parts.mean, model.predict(X)))
     True
     """
+    kind = check_explainable(estimator)
+    if kind == "classifier":
+        return _decompose_classifier(estimator, X, target_class)
+    if target_class is not None:
+        raise ValueError("target_class applies to classifiers only.")
+    if kind == "sklearn":
+        return _decompose_sklearn_regressor(estimator, X)
+    return _decompose_regressor(estimator, X)
+
+
+def check_explainable(estimator):
+    """Which kind of fitted model the inspection tools explain: "regressor", "classifier" or "sklearn".
+
+    Raises
+    ------
+    ValueError
+        For other estimators.
+    NotFittedError
+        For an unfitted one.
+    """
     from sklearn.gaussian_process import GaussianProcessRegressor
 
     from .._classifier import CompositionalGPClassifier
     from .._regressor import CompositionalGPRegressor
 
-    if not isinstance(estimator, (CompositionalGPRegressor, CompositionalGPClassifier, GaussianProcessRegressor)):
-        raise ValueError(
-            f"decompose needs a fitted CompositionalGPRegressor, CompositionalGPClassifier or scikit-learn "
-            f"GaussianProcessRegressor, got {type(estimator).__name__} (for a Pipeline, pass its last step and "
-            "the transformed inputs)."
-        )
     if isinstance(estimator, CompositionalGPClassifier):
         check_is_fitted(estimator, "structure_")
-        return _decompose_classifier(estimator, X, target_class)
-    if target_class is not None:
-        raise ValueError("target_class applies to classifiers only.")
+        return "classifier"
+    if isinstance(estimator, CompositionalGPRegressor):
+        check_is_fitted(estimator, "structure_")
+        return "regressor"
     if isinstance(estimator, GaussianProcessRegressor):
         check_is_fitted(estimator, "kernel_")
-        return _decompose_sklearn_regressor(estimator, X)
-    check_is_fitted(estimator, "structure_")
-    return _decompose_regressor(estimator, X)
+        return "sklearn"
+    raise ValueError(
+        f"Needs a fitted CompositionalGPRegressor, CompositionalGPClassifier or scikit-learn "
+        f"GaussianProcessRegressor, got {type(estimator).__name__} (for a Pipeline, pass its last step and "
+        "the transformed inputs)."
+    )
 
 
 def _inputs(estimator, X):

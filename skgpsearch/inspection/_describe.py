@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..grammar import Product, parse
-from ._decompose import decompose
+from ._decompose import check_explainable, decompose
 
 __all__ = ["describe"]
 
@@ -65,10 +65,11 @@ def describe(estimator, feature_names=None, target_name=None):
     The greedy search compared 6 candidate structures up to depth 2 (max_depth=2) under the
     criterion bic and stopped: max_depth reached. The runner-up, LIN(t), scored 480 lower.
     """
+    kind = check_explainable(estimator)
     names = _names(estimator, feature_names)
     ranges = np.ptp(estimator.X_train_, axis=0)
     target = target_name or "the target"
-    if hasattr(estimator, "_binary_models"):
+    if kind == "classifier":
         classes = list(estimator.classes_)
         if len(classes) == 2:
             blocks = [_describe_latent(estimator, None, names, ranges, classes[1])]
