@@ -113,11 +113,12 @@ def _demo(args):
         random_state=args.random_state, verbose=1,
     )
     seconds = _fit(model, X_train, y_train, quiet=False)
-    _print_model(model, seconds, target_name="CO2")
+    names = data.feature_names
+    _print_model(model, seconds, target_name="CO2", names=names)
 
     print("\nCross-validated comparison with a RandomForest (5 shuffled folds of the 240 months):")
     comparison = compare_with_random_forest(model, X_train, y_train, cv=5, random_state=args.random_state,
-                                            n_jobs=args.n_jobs)
+                                            n_jobs=args.n_jobs, feature_names=names)
     print(comparison_table(comparison))
     forest = _forest(args)
     forest.fit(X_train, y_train)
@@ -126,7 +127,7 @@ def _demo(args):
     print(f"\nForecast of the next {n_forecast} months (extrapolation): RMSE GP {gp_rmse:.2f} ppm, "
           f"RandomForest {rf_rmse:.2f} ppm.")
     _write_report(model, X_train, y_train, args.report, comparison=comparison, target_name="CO2",
-                  title="skgpsearch demo: Mauna Loa CO2")
+                  feature_names=names, title="skgpsearch demo: Mauna Loa CO2")
     return 0
 
 
@@ -190,7 +191,7 @@ def _discover(args):
         seconds = _fit(model, X, y, quiet=args.quiet)
     except ValueError as error:
         raise UsageError(str(error)) from None
-    _print_model(model, seconds, target_name=args.target)
+    _print_model(model, seconds, target_name=args.target, names=features)
     comparison = None
     if not args.no_compare:
         from .inspection import compare_with_random_forest
@@ -198,11 +199,11 @@ def _discover(args):
 
         print("\nCross-validated comparison with a RandomForest (5 folds; the chosen structure refitted per fold):")
         comparison = compare_with_random_forest(model, X, y, cv=5, random_state=args.random_state,
-                                                n_jobs=args.n_jobs)
+                                                n_jobs=args.n_jobs, feature_names=features)
         print(comparison_table(comparison))
     if args.report:
         _write_report(model, X, y, args.report, comparison=comparison, compare=False, target_name=args.target,
-                      title=f"skgpsearch: {args.target} in {Path(args.data).name}")
+                      feature_names=features, title=f"skgpsearch: {args.target} in {Path(args.data).name}")
     return 0
 
 
@@ -287,15 +288,18 @@ def _fit(model, X, y, quiet):
     return time.perf_counter() - start
 
 
-def _print_model(model, seconds, target_name):
-    print(f"\nChosen structure: {_structure_text(model)}   "
+def _print_model(model, seconds, target_name, names):
+    # names are passed explicitly: without pandas the model never sees the column names
+    print(f"\nChosen structure: {_structure_text(model, names)}   "
           f"({len(model.search_results_['structure'])} candidates in {seconds:.1f} s)")
     print()
-    print(model.describe(target_name=target_name) if hasattr(model, "_posterior") else model.describe())
+    if hasattr(model, "classes_"):
+        print(model.describe(feature_names=names))
+    else:
+        print(model.describe(feature_names=names, target_name=target_name))
 
 
-def _structure_text(model):
-    names = getattr(model, "feature_names_in_", None)
+def _structure_text(model, names):
     structure = model.structure_
     if isinstance(structure, list):
         return "; ".join(f"class {c}: {s.to_string(names)}" for c, s in zip(model.classes_, structure))

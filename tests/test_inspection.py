@@ -350,3 +350,15 @@ def test_scikit_learn_regressor_is_decomposed_and_described(additive_regression)
     np.testing.assert_allclose(component.std, np.sqrt(std_with_noise**2 - white), rtol=1e-6)
     text = describe(gpr)
     assert text.startswith("Kernel: ") and "A smooth function of `speed`" in text and "search" not in text
+
+
+def test_feature_names_can_be_given_to_a_model_fitted_on_arrays(periodic_regression, tmp_path):
+    pytest.importorskip("matplotlib")
+    model, t, y = periodic_regression
+    figures = plot_components(model, feature_names=["time"])
+    assert all(fig.axes[0].get_xlabel() == "time" for fig in figures)
+    assert "(time)" in figures[0]._suptitle.get_text()
+    text = write_report(model, t, y, tmp_path / "r.md", feature_names=["time"], compare=False).read_text()
+    assert "PER(time)" in text and "x0" not in text
+    with pytest.raises(ValueError, match="1 features"):
+        plot_fit(model, feature_names=["a", "b"])

@@ -25,7 +25,11 @@ def _figure(width=6.4, height=3.6):
     return Figure(figsize=(width, height), layout="constrained")
 
 
-def _names(estimator):
+def _names(estimator, feature_names=None):
+    if feature_names is not None:
+        if len(feature_names) != estimator.n_features_in_:
+            raise ValueError(f"feature_names has {len(feature_names)} names for {estimator.n_features_in_} features.")
+        return [str(n) for n in feature_names]
     names = getattr(estimator, "feature_names_in_", None)
     if names is not None:
         return [str(n) for n in names]
@@ -55,7 +59,7 @@ def _grid_along(X_train, columns, n_grid, extend=0.05):
     return grid, axes
 
 
-def plot_components(estimator, *, target_class=None, n_grid=200, max_components=None):
+def plot_components(estimator, *, target_class=None, n_grid=200, max_components=None, feature_names=None):
     """One figure per additive component of a fitted model.
 
     A component of one column is drawn as its posterior mean ± 2 standard
@@ -73,18 +77,21 @@ def plot_components(estimator, *, target_class=None, n_grid=200, max_components=
         Grid points of the one-column curves.
     max_components : int, optional
         Show only the largest components (by share of variance).
+    feature_names : sequence of str, optional
+        Column names for the labels; by default ``feature_names_in_``, else ``x0``, ``x1``, ...
 
     Returns
     -------
     list of matplotlib.figure.Figure
     """
     check_is_fitted(estimator, "structure_")
-    names = _names(estimator)
+    names = _names(estimator, feature_names)
     X_train = estimator.X_train_
     training = decompose(estimator, target_class=target_class)
     figures = []
     for index, component in enumerate(training.components[:max_components]):
-        title = f"{component.label}  ({100 * component.variance_share:.3g} % of the variance)"
+        label = component.structure.without_values().to_string(names) if component.structure else component.label
+        title = f"{label}  ({100 * component.variance_share:.3g} % of the variance)"
         unit = "latent f" if training.task == "classification" else "component"
         columns = component.columns
         if len(columns) == 1:
@@ -132,7 +139,7 @@ def plot_components(estimator, *, target_class=None, n_grid=200, max_components=
     return figures
 
 
-def plot_fit(estimator, X=None, y=None, *, n_grid=400):
+def plot_fit(estimator, X=None, y=None, *, n_grid=400, feature_names=None):
     """The full fit with the data.
 
     Regression with one input: the training data, the posterior mean with its
@@ -147,13 +154,14 @@ def plot_fit(estimator, X=None, y=None, *, n_grid=400):
     X, y : array-like, optional
         Extra data to show (the training data are always shown).
     n_grid : int, default=400
+    feature_names : sequence of str, optional
 
     Returns
     -------
     matplotlib.figure.Figure
     """
     check_is_fitted(estimator, "structure_")
-    names = _names(estimator)
+    names = _names(estimator, feature_names)
     X_train = estimator.X_train_
     fig = _figure()
     ax = fig.add_subplot()
@@ -212,8 +220,13 @@ def _reliability(estimator, X, y, fig, ax):
     return fig
 
 
-def plot_search_path(estimator):
+def plot_search_path(estimator, *, feature_names=None):
     """The search: every candidate's criterion per depth and the best structure of each level.
+
+    Parameters
+    ----------
+    estimator : fitted CompositionalGPRegressor or CompositionalGPClassifier
+    feature_names : sequence of str, optional
 
     Returns
     -------
@@ -237,7 +250,7 @@ def plot_search_path(estimator):
         for depth, value, level in zip(x, best, levels):
             if level["best_structure"] is None:
                 continue
-            text = parse(level["best_structure"]).to_string(_names(estimator))
+            text = parse(level["best_structure"]).to_string(_names(estimator, feature_names))
             ax.annotate(text, (depth, value), textcoords="offset points", xytext=(4, 4), fontsize="x-small")
     ax.set_xlabel("depth")
     criterion = estimator.criterion if isinstance(estimator.criterion, str) else "criterion"

@@ -40,7 +40,7 @@ class _FixedStructure(Grammar):
 
 
 def compare_with_random_forest(estimator, X, y, *, cv=5, refit="structure", n_estimators=500, random_state=0,
-                               n_jobs=None):
+                               n_jobs=None, feature_names=None):
     """Cross-validate a fitted model against a RandomForest on the same folds.
 
     Parameters
@@ -61,6 +61,8 @@ def compare_with_random_forest(estimator, X, y, *, cv=5, refit="structure", n_es
     random_state : int, default=0
     n_jobs : int, optional
         Workers of the RandomForest.
+    feature_names : sequence of str, optional
+        Column names for the GP's label; by default ``feature_names_in_``.
 
     Returns
     -------
@@ -88,7 +90,7 @@ def compare_with_random_forest(estimator, X, y, *, cv=5, refit="structure", n_es
         gp.set_params(verbose=0)
     forest_class = RandomForestClassifier if classification else RandomForestRegressor
     forest = forest_class(n_estimators=n_estimators, random_state=random_state, n_jobs=n_jobs)
-    names = getattr(estimator, "feature_names_in_", None)
+    names = feature_names if feature_names is not None else getattr(estimator, "feature_names_in_", None)
     label = f"GP {estimator.structure_.to_string(names)}" if refit == "structure" else "GP structure search"
     methods = [(label, gp), (f"RandomForest ({n_estimators} trees)", forest)]
     scores = {name: [] for name, _ in methods}
@@ -133,7 +135,7 @@ def comparison_table(comparison):
     return "\n".join(lines)
 
 
-def write_report(estimator, X, y, path, *, title=None, target_name=None, compare=True, cv=5,
+def write_report(estimator, X, y, path, *, title=None, target_name=None, feature_names=None, compare=True, cv=5,
                  refit="structure", random_state=0, comparison=None, max_candidates_listed=25):
     """Write a report of a fitted model: HTML with inline images, or markdown with PNG files.
 
@@ -152,6 +154,8 @@ def write_report(estimator, X, y, path, *, title=None, target_name=None, compare
         with its PNG figures in ``<stem>_files/`` beside it.
     title : str, optional
     target_name : str, optional
+    feature_names : sequence of str, optional
+        Column names; by default ``feature_names_in_`` (a model fitted on a DataFrame).
     compare : bool, default=True
         Run :func:`compare_with_random_forest` (``cv``, ``refit``, ``random_state``).
     cv, refit, random_state
@@ -175,7 +179,9 @@ def write_report(estimator, X, y, path, *, title=None, target_name=None, compare
     sections = []  # (heading, kind, content); kind in {"text", "pre", "table", "figure"}
     y_array = np.asarray(y)
     task = "classification" if is_classifier(estimator) else "regression"
-    names = [str(n) for n in getattr(estimator, "feature_names_in_", [f"x{i}" for i in range(estimator.n_features_in_)])]
+    from ._plots import _names
+
+    names = _names(estimator, feature_names)
     summary = [f"{len(y_array)} rows, {len(names)} feature(s): {', '.join(names)}.", f"Task: {task}."]
     if task == "classification":
         values, counts = np.unique(y_array, return_counts=True)
@@ -190,11 +196,12 @@ def write_report(estimator, X, y, path, *, title=None, target_name=None, compare
     else:
         text = structure.to_string(names)
     sections.append(("Chosen structure", "pre", text))
-    sections.append(("Description", "pre", describe(estimator, target_name=target_name)))
-    sections += _figure_sections(estimator)
+    sections.append(("Description", "pre", describe(estimator, feature_names=names, target_name=target_name)))
+    sections += _figure_sections(estimator, names)
     sections.append(("Candidates", "table", _candidates_table(estimator, names, max_candidates_listed)))
     if comparison is None and compare:
-        comparison = compare_with_random_forest(estimator, X, y, cv=cv, refit=refit, random_state=random_state)
+        comparison = compare_with_random_forest(estimator, X, y, cv=cv, refit=refit, random_state=random_state,
+                                                feature_names=names)
     if comparison is not None:
         note = (
             f"{comparison['n_splits']}-fold cross-validation on the same folds. "
@@ -212,18 +219,18 @@ def write_report(estimator, X, y, path, *, title=None, target_name=None, compare
     return path
 
 
-def _figure_sections(estimator):
+def _figure_sections(estimator, names):
     import importlib.util
 
     if importlib.util.find_spec("matplotlib") is None:
         return [("Figures", "text", "Figures need matplotlib: pip install 'skgpsearch[plot]'.")]
     from ._plots import plot_components, plot_fit, plot_search_path
 
-    sections = [("Fit", "figure", plot_fit(estimator))]
+    sections = [("Fit", "figure", plot_fit(estimator, feature_names=names))]
     if len(getattr(estimator, "classes_", [0, 1])) <= 2:
-        for figure in plot_components(estimator):
+        for figure in plot_components(estimator, feature_names=names):
             sections.append(("Component", "figure", figure))
-    sections.append(("Search path", "figure", plot_search_path(estimator)))
+    sections.append(("Search path", "figure", plot_search_path(estimator, feature_names=names)))
     return sections
 
 
