@@ -289,21 +289,14 @@ def _fit(model, X, y, quiet):
 
 
 def _print_model(model, seconds, target_name, names):
+    from .inspection import describe
+    from .inspection._decompose import structure_text
+
     # names are passed explicitly: without pandas the model never sees the column names
-    print(f"\nChosen structure: {_structure_text(model, names)}   "
+    print(f"\nChosen structure: {structure_text(model, names)}   "
           f"({len(model.search_results_['structure'])} candidates in {seconds:.1f} s)")
     print()
-    if hasattr(model, "classes_"):
-        print(model.describe(feature_names=names))
-    else:
-        print(model.describe(feature_names=names, target_name=target_name))
-
-
-def _structure_text(model, names):
-    structure = model.structure_
-    if isinstance(structure, list):
-        return "; ".join(f"class {c}: {s.to_string(names)}" for c, s in zip(model.classes_, structure))
-    return structure.to_string(names)
+    print(describe(model, feature_names=names, target_name=target_name))
 
 
 def _check_report_path(path):

@@ -237,6 +237,24 @@ def _feature_names(estimator):
     return None if names is None else [str(n) for n in names]
 
 
+def feature_names_of(estimator, feature_names=None):
+    """Column names for text and figures: given ones, else ``feature_names_in_``, else ``x0``, ``x1``, ..."""
+    if feature_names is not None:
+        names = [str(n) for n in feature_names]
+        if len(names) != estimator.n_features_in_:
+            raise ValueError(f"feature_names has {len(names)} names for {estimator.n_features_in_} features.")
+        return names
+    return _feature_names(estimator) or [f"x{i}" for i in range(estimator.n_features_in_)]
+
+
+def structure_text(estimator, names):
+    """The chosen structure in the text notation (one per class for a multi-class classifier)."""
+    structure = estimator.structure_
+    if isinstance(structure, list):
+        return "; ".join(f"class {c}: {s.to_string(names)}" for c, s in zip(estimator.classes_, structure))
+    return structure.to_string(names)
+
+
 def _terms(kernel):
     """The non-white-noise additive terms of a kernel, and the white-noise ones."""
     terms, noise = [], []

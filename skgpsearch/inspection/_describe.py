@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..grammar import Product, parse
-from ._decompose import check_explainable, decompose
+from ._decompose import check_explainable, decompose, feature_names_of
 
 __all__ = ["describe"]
 
@@ -66,7 +66,7 @@ def describe(estimator, feature_names=None, target_name=None):
     criterion bic and stopped: max_depth reached. The runner-up, LIN(t), scored 480 lower.
     """
     kind = check_explainable(estimator)
-    names = _names(estimator, feature_names)
+    names = feature_names_of(estimator, feature_names)
     ranges = np.ptp(estimator.X_train_, axis=0)
     target = target_name or "the target"
     if kind == "classifier":
@@ -271,18 +271,6 @@ def _runner_up(results, chosen):
         return None
     value, structure = ranked[-1]
     return structure, max(best) - value
-
-
-def _names(estimator, feature_names):
-    if feature_names is not None:
-        names = [str(n) for n in feature_names]
-        if len(names) != estimator.n_features_in_:
-            raise ValueError(f"feature_names has {len(names)} names for {estimator.n_features_in_} features.")
-        return names
-    fitted = getattr(estimator, "feature_names_in_", None)
-    if fitted is not None:
-        return [str(n) for n in fitted]
-    return [f"x{i}" for i in range(estimator.n_features_in_)]
 
 
 def _name(column, names):

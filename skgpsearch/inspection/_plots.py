@@ -10,7 +10,7 @@ import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
 from ..grammar import parse
-from ._decompose import decompose
+from ._decompose import decompose, feature_names_of
 
 __all__ = ["plot_components", "plot_fit", "plot_search_path"]
 
@@ -23,17 +23,6 @@ def _figure(width=6.4, height=3.6):
             "Plotting needs matplotlib; install it with: pip install 'skgpsearch[plot]'"
         ) from None
     return Figure(figsize=(width, height), layout="constrained")
-
-
-def _names(estimator, feature_names=None):
-    if feature_names is not None:
-        if len(feature_names) != estimator.n_features_in_:
-            raise ValueError(f"feature_names has {len(feature_names)} names for {estimator.n_features_in_} features.")
-        return [str(n) for n in feature_names]
-    names = getattr(estimator, "feature_names_in_", None)
-    if names is not None:
-        return [str(n) for n in names]
-    return [f"x{i}" for i in range(estimator.n_features_in_)]
 
 
 def _as_input(estimator, X):
@@ -85,9 +74,17 @@ def plot_components(estimator, *, target_class=None, n_grid=200, max_components=
     list of matplotlib.figure.Figure
     """
     check_is_fitted(estimator, "structure_")
-    names = _names(estimator, feature_names)
+    names = feature_names_of(estimator, feature_names)
     X_train = estimator.X_train_
     training = decompose(estimator, target_class=target_class)
+    on_grid = {}  # components on the same columns share one grid and one decomposition
+
+    def at_grid(columns, size):
+        if columns not in on_grid:
+            grid, axes = _grid_along(X_train, columns, size)
+            on_grid[columns] = axes, decompose(estimator, _as_input(estimator, grid), target_class=target_class)
+        return on_grid[columns]
+
     figures = []
     for index, component in enumerate(training.components[:max_components]):
         label = component.structure.without_values().to_string(names) if component.structure else component.label
@@ -97,8 +94,8 @@ def plot_components(estimator, *, target_class=None, n_grid=200, max_components=
         if len(columns) == 1:
             fig = _figure()
             ax = fig.add_subplot()
-            grid, (axis,) = _grid_along(X_train, columns, n_grid)
-            part = decompose(estimator, _as_input(estimator, grid), target_class=target_class)[index]
+            (axis,), parts = at_grid(columns, n_grid)
+            part = parts[index]
             ax.fill_between(axis, part.mean - 2 * part.std, part.mean + 2 * part.std, alpha=0.25,
                             label="± 2 sd")
             ax.plot(axis, part.mean, lw=2, label="posterior mean")
@@ -113,8 +110,8 @@ def plot_components(estimator, *, target_class=None, n_grid=200, max_components=
         elif len(columns) == 2:
             fig = _figure(5.6, 4.4)
             ax = fig.add_subplot()
-            grid, (a, b) = _grid_along(X_train, columns, 50)
-            part = decompose(estimator, _as_input(estimator, grid), target_class=target_class)[index]
+            (a, b), parts = at_grid(columns, 50)
+            part = parts[index]
             values = part.mean.reshape(len(a), len(b)).T
             norm = None
             if values.min() < 0 < values.max():
@@ -161,7 +158,7 @@ def plot_fit(estimator, X=None, y=None, *, n_grid=400, feature_names=None):
     matplotlib.figure.Figure
     """
     check_is_fitted(estimator, "structure_")
-    names = _names(estimator, feature_names)
+    names = feature_names_of(estimator, feature_names)
     X_train = estimator.X_train_
     fig = _figure()
     ax = fig.add_subplot()
@@ -250,7 +247,7 @@ def plot_search_path(estimator, *, feature_names=None):
         for depth, value, level in zip(x, best, levels):
             if level["best_structure"] is None:
                 continue
-            text = parse(level["best_structure"]).to_string(_names(estimator, feature_names))
+            text = parse(level["best_structure"]).to_string(feature_names_of(estimator, feature_names))
             ax.annotate(text, (depth, value), textcoords="offset points", xytext=(4, 4), fontsize="x-small")
     ax.set_xlabel("depth")
     criterion = estimator.criterion if isinstance(estimator.criterion, str) else "criterion"

@@ -17,6 +17,7 @@ from sklearn.model_selection import KFold, StratifiedKFold, check_cv
 from sklearn.utils.validation import check_is_fitted
 
 from ..grammar import Grammar
+from ._decompose import feature_names_of, structure_text
 from ._describe import describe
 
 __all__ = ["compare_with_random_forest", "write_report"]
@@ -179,9 +180,7 @@ def write_report(estimator, X, y, path, *, title=None, target_name=None, feature
     sections = []  # (heading, kind, content); kind in {"text", "pre", "table", "figure"}
     y_array = np.asarray(y)
     task = "classification" if is_classifier(estimator) else "regression"
-    from ._plots import _names
-
-    names = _names(estimator, feature_names)
+    names = feature_names_of(estimator, feature_names)
     summary = [f"{len(y_array)} rows, {len(names)} feature(s): {', '.join(names)}.", f"Task: {task}."]
     if task == "classification":
         values, counts = np.unique(y_array, return_counts=True)
@@ -190,11 +189,7 @@ def write_report(estimator, X, y, path, *, title=None, target_name=None, feature
         summary.append(f"Target: mean {np.mean(y_array):.4g}, standard deviation {np.std(y_array):.4g}, "
                        f"range {np.min(y_array):.4g} to {np.max(y_array):.4g}.")
     sections.append(("Data", "text", " ".join(summary)))
-    structure = estimator.structure_
-    if isinstance(structure, list):
-        text = "; ".join(f"class {c}: {s.to_string(names)}" for c, s in zip(estimator.classes_, structure))
-    else:
-        text = structure.to_string(names)
+    text = structure_text(estimator, names)
     sections.append(("Chosen structure", "pre", text))
     sections.append(("Description", "pre", describe(estimator, feature_names=names, target_name=target_name)))
     sections += _figure_sections(estimator, names)
