@@ -9,13 +9,16 @@ import numpy as np
 from ._engine._classification import LAPLACE_FTOL, ClassificationPosterior, LaplaceObjective
 from ._engine._linalg import NumericalError
 from ._engine._regression import optimize_hyperparameters, random_starts
-from ._search import _nested_start, candidate_record
+from ._search import REFINE_MARGIN, SCREEN_MAXITER, candidate_record
+from ._starts import StartHints, evaluate_starts, select_starts, start_pool
 from .kernels import from_kernel, to_kernel
 
 __all__ = ["ClassificationCandidateFitter"]
 
 #: Size of the random subset on which the starts are screened (multi-fidelity restarts).
 SCREEN_SIZE = 150
+#: Starts optimised on all the data after screening.
+N_REFINE = 2
 
 
 @dataclass
@@ -36,19 +39,21 @@ class ClassificationCandidateFitter:
     maxiter: int = 200
     max_optimize_samples: int | None = None
     make_estimator: object = None
-    #: no periodogram hints: labels carry no usable spectrum
-    uses_period_hints = False
 
-    def __call__(self, expr, X, y, seed, warm_state=None, period_hints=None):
+    def __call__(self, expr, X, y, seed, warm_state=None, hints=None):
         return candidate_record(
-            lambda: self._fit(expr, X, y, seed, warm_state), expr, seed,
+            lambda: self._fit(expr, X, y, seed, warm_state, hints), expr, seed,
             expr.n_hyperparameters + 1 + self.likelihood.n_params,
         )
+
+    def start_hints(self, parent, X, y, period_columns):
+        """No periodogram hints (labels carry no usable spectrum) and no residual variance."""
+        return StartHints()
 
     def default_extra(self):
         return np.concatenate([[self.mean_init], self.likelihood.default_theta()])
 
-    def _fit(self, expr, X, y, seed, warm_state):
+    def _fit(self, expr, X, y, seed, warm_state, hints):
         rng = np.random.default_rng(seed)
         n = X.shape[0]
         kernel = to_kernel(expr, summary=self.summary)
@@ -59,22 +64,28 @@ class ClassificationCandidateFitter:
         objective = LaplaceObjective(kernel, X_opt, y_opt, self.likelihood)
         p = kernel.n_dims
         extra = self.default_extra() if warm_state is None else np.asarray(warm_state, dtype=float)
-        starts = [np.concatenate([kernel.theta, extra])]
-        nested = _nested_start(expr, expr, self.summary)
-        if nested is not None:
-            # the child next to its parent: new additive terms start with 1 % of their variance
-            starts.append(np.concatenate([to_kernel(nested, summary=self.summary).theta, extra]))
-        cold = to_kernel(expr.without_values(), summary=self.summary).theta
-        for theta in random_starts(kernel, cold, objective.bounds[:p], self.n_restarts, rng, with_noise=False):
-            starts.append(np.concatenate([theta, [self.mean_init], self.likelihood.random_theta(rng)]))
         screen = None
         n_opt = X_opt.shape[0]
         # the outlier rate of a robust likelihood is not identifiable on a small screen subset
-        if len(starts) > 2 and n_opt >= 2 * SCREEN_SIZE and self.likelihood.log_concave:
+        if n_opt >= 2 * SCREEN_SIZE and self.likelihood.log_concave:
             rows = _stratified_subset(y_opt, SCREEN_SIZE, rng)
             screen = LaplaceObjective(to_kernel(expr, summary=self.summary), X_opt[rows], y_opt[rows], self.likelihood)
+        # structured starts (lengthscales at several scales, new terms taking over variance),
+        # each scored by one Laplace evaluation; see skgpsearch._starts
+        pool = start_pool(expr, self.summary, hints)
+        thetas = [
+            np.concatenate([to_kernel(start.expr, summary=self.summary).theta,
+                            extra if start.kind != "cold" else self.default_extra()])
+            for start in pool
+        ]
+        values = evaluate_starts(screen or objective, thetas)
+        starts = [thetas[i] for i in select_starts(pool, values)]
+        cold = to_kernel(expr.without_values(), summary=self.summary).theta
+        for theta in random_starts(kernel, cold, objective.bounds[:p], self.n_restarts, rng, with_noise=False):
+            starts.append(np.concatenate([theta, [self.mean_init], self.likelihood.random_theta(rng)]))
         theta, _, failures = optimize_hyperparameters(
-            objective, starts, self.maxiter, screen_objective=screen, ftol=LAPLACE_FTOL
+            objective, starts, self.maxiter, screen_objective=screen, screen_maxiter=SCREEN_MAXITER,
+            n_refine=N_REFINE, refine_margin=REFINE_MARGIN, ftol=LAPLACE_FTOL,
         )
         if theta is None:
             raise NumericalError("; ".join(dict.fromkeys(failures)) or "no start could be optimised")

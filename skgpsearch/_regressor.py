@@ -79,8 +79,18 @@ class CompositionalGPRegressor(RegressorMixin, BaseEstimator):
         :func:`skgpsearch.criteria.criterion_names` (``"bic"``, ``"aic"``,
         ``"lml"``) or a callable ``(estimator, X, y) -> float`` called with
         each fitted candidate and the training data.
-    max_depth : int, default=3
+    max_depth : int or None, default=None
         Largest number of expansion steps (depth 1 = single base kernels).
+        ``None``: no fixed depth -- the search goes deeper while a level
+        improves the criterion (up to depth 10), so that data with many
+        relevant columns are not cut short (a depth-3 search can use at most
+        three columns).
+    max_fits_per_depth : int or None, default=32
+        Levels with more candidates than this (many columns, deep
+        structures) are screened: every candidate gets a cheap score (a short
+        fit on a subset of the rows) and only the most promising are fitted
+        fully; the others appear in ``search_results_`` with status
+        ``"screened out"``. ``None`` fits every candidate.
     search : {"greedy", "beam"}, default="greedy"
         Greedy keeps the best structure of each depth; beam keeps ``beam_width``.
     beam_width : int, default=2
@@ -129,12 +139,13 @@ class CompositionalGPRegressor(RegressorMixin, BaseEstimator):
         One entry per evaluated candidate, in evaluation order: ``structure``
         (text), ``depth``, ``parent``, ``criterion``,
         ``log_marginal_likelihood``, ``n_hyperparameters``, ``fit_time``,
-        ``status`` (``"ok"`` or ``"failed"``) and ``message`` (why it failed).
+        ``status`` (``"ok"``, ``"failed"`` or ``"screened out"``, see
+        ``max_fits_per_depth``) and ``message`` (why it failed or was screened out).
     search_path_ : list of dict
         Per depth: number of candidates, best structure, best criterion, elapsed seconds.
     search_stop_reason_ : str
         Why the search stopped (``"no improvement"``, ``"max_depth reached"``,
-        a budget, ``"interrupted"``).
+        ``"depth limit reached"``, a budget, ``"interrupted"``).
     log_marginal_likelihood_value_ : float
         log p(y | X, θ̂) of the chosen model, in the units of the original targets.
     n_hyperparameters_ : int
@@ -163,7 +174,7 @@ class CompositionalGPRegressor(RegressorMixin, BaseEstimator):
     >>> model = CompositionalGPRegressor(base_kernels=("SE", "PER", "LIN"), max_depth=2,
     ...                                  random_state=0).fit(X, y)
     >>> print(model.structure_)
-    SE(0) * PER(0)
+    SE(0) + PER(0)
     >>> [round(leaf.params["period"], 1) for leaf in model.structure_.leaves if leaf.name == "PER"]
     [2.5]
     >>> model.predict(X[:2]).shape
@@ -174,7 +185,8 @@ class CompositionalGPRegressor(RegressorMixin, BaseEstimator):
         "base_kernels": ["array-like", str, Kernel],
         "grammar": [StrOptions({"compositional", "cks", "sum_of_products", "sop"}), Grammar],
         "criterion": [str, callable],
-        "max_depth": [Interval(numbers.Integral, 1, None, closed="left")],
+        "max_depth": [Interval(numbers.Integral, 1, None, closed="left"), None],
+        "max_fits_per_depth": [Interval(numbers.Integral, 1, None, closed="left"), None],
         "search": [StrOptions({"greedy", "beam"})],
         "beam_width": [Interval(numbers.Integral, 1, None, closed="left")],
         "objective": [StrOptions({"lml", "map", "loo"})],
@@ -194,7 +206,8 @@ class CompositionalGPRegressor(RegressorMixin, BaseEstimator):
         *,
         grammar="compositional",
         criterion="bic",
-        max_depth=3,
+        max_depth=None,
+        max_fits_per_depth=32,
         search="greedy",
         beam_width=2,
         objective="lml",
@@ -211,6 +224,7 @@ class CompositionalGPRegressor(RegressorMixin, BaseEstimator):
         self.grammar = grammar
         self.criterion = criterion
         self.max_depth = max_depth
+        self.max_fits_per_depth = max_fits_per_depth
         self.search = search
         self.beam_width = beam_width
         self.objective = objective
@@ -264,6 +278,7 @@ class CompositionalGPRegressor(RegressorMixin, BaseEstimator):
                 time_budget=self.time_budget,
                 criterion_name=getattr(criterion, "name", None) or "criterion",
                 feature_names=getattr(self, "feature_names_in_", None),
+                max_fits_per_depth=self.max_fits_per_depth,
             )
         finally:
             del self._fit_setup

@@ -20,13 +20,37 @@ from joblib import effective_n_jobs
 from sklearn.utils.parallel import Parallel, delayed
 
 from ._engine._linalg import NumericalError
-from ._engine._periodogram import dominant_period
-from ._engine._regression import GPPosterior, RegressionObjective, optimize_hyperparameters, random_starts
+from ._engine._periodogram import period_candidates
+from ._engine._regression import (
+    SCREEN_FTOL,
+    GPPosterior,
+    RegressionObjective,
+    optimize_hyperparameters,
+    random_starts,
+)
+from ._starts import StartHints, evaluate_starts, select_starts, start_pool
 from .criteria import HyperPrior
-from .grammar._expr import _scale
 from .kernels import default_hyperparameters, from_kernel, to_kernel
 
 __all__ = ["RegressionCandidateFitter", "SearchResult", "run_search"]
+
+#: Status of candidates that a cheap screen kept from a full fit (see run_search's max_fits_per_depth).
+SCREENED_OUT = "screened out"
+#: Depth limit of a search without max_depth (it normally stops earlier, when a level does not improve).
+MAX_SEARCH_DEPTH = 10
+#: Rows and L-BFGS iterations of the cheap screen of candidates.
+SCREEN_CANDIDATE_ROWS = 250
+SCREEN_CANDIDATE_MAXITER = 10
+#: Largest screening subset of multi-fidelity restarts.
+SCREEN_SIZE = 400
+#: Smallest data on which starts are screened on a random half; below, on all the data
+#: for at most SCREEN_MAXITER iterations (validated in benchmarks/fit_quality.py).
+MIN_SUBSET_SCREEN = 1000
+SCREEN_MAXITER = 15
+#: Starts optimised on all the data after screening: the best, and the runner-up when its
+#: screened value is within REFINE_MARGIN nats (validated in benchmarks/fit_quality.py).
+N_REFINE = 2
+REFINE_MARGIN = 2.0
 
 _BLAS_LOCK = threading.Lock()
 _BLAS_STATE = {"controller": None, "limiter": None, "depth": 0}
@@ -100,6 +124,14 @@ class RegressionCandidateFitter:
     ``y`` passed to :meth:`__call__` is on the fitting scale (normalised when
     the estimator normalises); ``y_mean``/``y_std`` map it back for criteria
     and for the log marginal likelihood of the original targets.
+
+    Starts: the pool of :func:`skgpsearch._starts.start_pool` is scored by one
+    likelihood evaluation per start (on the screening subset when there is
+    one); the nested start, the best warm and cold starts and ``n_restarts``
+    random starts are optimised. With ``screen_starts`` and enough data the
+    optimisation is multi-fidelity: every start is optimised on a random
+    half of the data (at most ``SCREEN_SIZE`` rows) and the ``N_REFINE``
+    best are optimised on all of it.
     """
 
     summary: object
@@ -113,18 +145,52 @@ class RegressionCandidateFitter:
     make_estimator: object = None
     objective: str = "lml"
     prior: object = None
-    #: run_search computes periodogram hints of new periodic kernels for this fitter
-    uses_period_hints = True
+    screen_starts: bool = True
 
     def default_noise(self):
         return 0.1 * self.summary.target_variance
 
-    def __call__(self, expr, X, y, seed, noise_init=None, period_hints=None):
+    def __call__(self, expr, X, y, seed, noise_init=None, hints=None):
         return candidate_record(
-            lambda: self._fit(expr, X, y, seed, noise_init, period_hints), expr, seed, expr.n_hyperparameters + 1
+            lambda: self._fit(expr, X, y, seed, noise_init, hints), expr, seed, expr.n_hyperparameters + 1
         )
 
-    def _fit(self, expr, X, y, seed, noise_init, period_hints):
+    def start_hints(self, parent, X, y, period_columns):
+        """:class:`StartHints` from a fitted parent's record (``None``: the data itself)."""
+        return regression_start_hints(parent, X, y, self.summary, period_columns)
+
+    def screen(self, expr, X, y, seed, noise_init=None, hints=None):
+        """A cheap score of the candidate, to rank the siblings of a large level.
+
+        The log likelihood on a random subset of ``SCREEN_CANDIDATE_ROWS`` rows
+        after ``SCREEN_CANDIDATE_MAXITER`` L-BFGS iterations from the two best
+        starts of the pool, minus the BIC penalty ½ k log(rows); ``-inf`` when
+        no start is positive definite.
+        """
+        rng = np.random.default_rng(seed)
+        n = X.shape[0]
+        rows = np.sort(rng.choice(n, size=min(n, SCREEN_CANDIDATE_ROWS), replace=False))
+        noise_init = self.default_noise() if noise_init is None else noise_init
+        with single_threaded_blas():
+            objective = RegressionObjective(to_kernel(expr, summary=self.summary), X[rows], y[rows], self.noise_bounds)
+            thetas = self._pool_thetas(start_pool(expr, self.summary, hints), noise_init)
+            values = evaluate_starts(objective, thetas)
+            best = sorted(range(len(thetas)), key=lambda i: -values[i])[:2]
+            _, value, _ = optimize_hyperparameters(
+                objective, [thetas[i] for i in best if np.isfinite(values[i])], SCREEN_CANDIDATE_MAXITER, ftol=SCREEN_FTOL
+            )
+        return float(value - 0.5 * objective.n_dims * math.log(rows.size))
+
+    def _pool_thetas(self, pool, noise_init):
+        """Parameter vectors [kernel theta, log noise] of the pool's starts."""
+        default_log_noise = math.log(self.default_noise())
+        thetas = []
+        for start in pool:
+            log_noise = default_log_noise if start.noise_factor is None else math.log(noise_init * start.noise_factor)
+            thetas.append(np.append(to_kernel(start.expr, summary=self.summary).theta, log_noise))
+        return thetas
+
+    def _fit(self, expr, X, y, seed, noise_init, hints):
         rng = np.random.default_rng(seed)
         n = X.shape[0]
         kernel = to_kernel(expr, summary=self.summary)
@@ -132,36 +198,36 @@ class RegressionCandidateFitter:
         if self.max_optimize_samples is not None and n > self.max_optimize_samples:
             rows = np.sort(rng.choice(n, size=self.max_optimize_samples, replace=False))
             X_opt, y_opt = X[rows], y[rows]
+        if hints is None:
+            # a structure fitted on its own: periods from the data themselves
+            columns = sorted({leaf.columns[0] for leaf in expr.leaves if leaf.name == "PER" and not leaf.params})
+            hints = self.start_hints(None, X, y, columns)
         noise_init = self.default_noise() if noise_init is None else noise_init
         kind = "loo" if self.objective == "loo" else "lml"
         prior = None
         if self.objective == "map":
             prior = (self.prior or HyperPrior()).moments(expr, self.summary)
         objective = RegressionObjective(kernel, X_opt, y_opt, self.noise_bounds, kind=kind, prior=prior)
-        log_noise = math.log(noise_init)
-        # Warm start: the parent's values for the shared part; new periodic kernels
-        # start at the periodogram's period (the first hint), the others at their defaults.
-        hinted = _apply_period_hints(expr, period_hints, self.summary)
-        warm = hinted[0] if hinted else expr
-        starts = [np.append(to_kernel(warm, summary=self.summary).theta, log_noise)]
-        cold = np.append(to_kernel(expr.without_values(), summary=self.summary).theta, math.log(self.default_noise()))
-        nested = _nested_start(expr, warm, self.summary)
-        if nested is not None:
-            # the child at (almost) its parent: new additive terms start with 1 % of their variance
-            starts.append(np.append(to_kernel(nested, summary=self.summary).theta, log_noise))
-        starts += random_starts(kernel, cold, objective.bounds, self.n_restarts, rng)
-        if len(hinted) > 1 and self.n_restarts > 0:
-            # the second period candidate replaces the first random restart
-            starts[1] = np.append(to_kernel(hinted[1], summary=self.summary).theta, log_noise)
         screen = None
         n_opt = X_opt.shape[0]
-        screen_size = min(max(n_opt // 2, 64), 400)
-        if len(starts) > 2 and n_opt >= 2 * screen_size:
+        screen_size = min(max(n_opt // 2, MIN_SUBSET_SCREEN // 2), SCREEN_SIZE)
+        if n_opt >= MIN_SUBSET_SCREEN:
             rows = np.sort(rng.choice(n_opt, size=screen_size, replace=False))
             screen = RegressionObjective(
                 to_kernel(expr, summary=self.summary), X_opt[rows], y_opt[rows], self.noise_bounds, kind=kind, prior=prior
             )
-        theta, _, failures = optimize_hyperparameters(objective, starts, self.maxiter, screen_objective=screen)
+        pool = start_pool(expr, self.summary, hints)
+        thetas = self._pool_thetas(pool, noise_init)
+        values = evaluate_starts(screen or objective, thetas)
+        starts = [thetas[i] for i in select_starts(pool, values)]
+        cold = np.append(to_kernel(expr.without_values(), summary=self.summary).theta, math.log(self.default_noise()))
+        starts += random_starts(kernel, cold, objective.bounds, self.n_restarts, rng)
+        theta, _, failures = optimize_hyperparameters(
+            objective, starts, self.maxiter,
+            screen_objective=screen if self.screen_starts else None,
+            screen_maxiter=SCREEN_MAXITER if self.screen_starts else None,
+            n_refine=N_REFINE, refine_margin=REFINE_MARGIN,
+        )
         if theta is None:
             raise NumericalError("; ".join(dict.fromkeys(failures)) or "no start could be optimised")
         kernel.theta = theta[:-1]
@@ -177,19 +243,7 @@ class RegressionCandidateFitter:
             estimator = self.make_estimator(fitted, kernel, noise, posterior, lml, k)
             # the training arrays as the user gave them (the same values in every process)
             score = float(self.criterion(estimator, estimator.X_train_, estimator.y_train_))
-        if not np.isfinite(score):
-            return {
-                "status": "failed",
-                "message": f"criterion value {score}",
-                "theta": theta,
-                "noise_variance": noise,
-                "warm_state": noise,
-                "log_marginal_likelihood": lml,
-                "n_hyperparameters": k,
-                "structure": fitted,
-                "criterion": -np.inf,
-            }
-        return {
+        record = {
             "structure": fitted,
             "theta": theta,
             "noise_variance": noise,
@@ -197,87 +251,37 @@ class RegressionCandidateFitter:
             "log_marginal_likelihood": lml,
             "criterion": score,
             "n_hyperparameters": k,
-            "n_evaluations": objective.n_evaluations,
+            "n_evaluations": objective.n_evaluations + (0 if screen is None else screen.n_evaluations),
         }
+        if not np.isfinite(score):
+            record.update(status="failed", message=f"criterion value {score}", criterion=-np.inf)
+        return record
 
 
-def _apply_period_hints(expr, hints, summary):
-    """Copies of the structure whose new periodic kernels start at the hinted periods.
+def regression_start_hints(parent, X, y, summary, period_columns):
+    """Start hints of a regression candidate: the parent's residual variance and candidate periods.
 
-    ``hints`` maps a column to a list of periods; copy k uses the k-th period
-    of each column (or its last). Periodic kernels carrying values keep them.
+    Periods per column come from :func:`period_candidates` applied to the
+    parent's residuals (``y`` itself without a parent) and to ``y``.
     """
-    if not hints:
-        return []
-    new_columns = {leaf.columns[0] for leaf in expr.leaves if leaf.name == "PER" and not leaf.params}
-    new_columns &= set(hints)
-    if not new_columns:
-        return []
-    copies = []
-    for k in range(max(len(hints[c]) for c in new_columns)):
-
-        def hint(leaf, k=k):
-            if leaf.name == "PER" and not leaf.params and leaf.columns[0] in new_columns:
-                periods = hints[leaf.columns[0]]
-                return _with_default_values(leaf, summary, period=periods[min(k, len(periods) - 1)])
-            return leaf
-
-        copies.append(expr.map_leaves(hint))
-    return copies
-
-
-def _nested_start(expr, warm, summary):
-    """``warm`` with every new additive term of ``expr`` (no base kernel carrying values) scaled by 0.01.
-
-    A child S + B of a fitted parent S then starts next to the parent's
-    optimum, so its fit can always fall back on the parent's likelihood.
-    ``None`` when the structure has no values (no parent) or no new term.
-    """
-    if not expr.has_values:
-        return None
-    terms = expr.terms()
-    new = [i for i, term in enumerate(terms) if not any(leaf.params for leaf in term.leaves)]
-    if not new or len(new) == len(terms):
-        return None
-
-    def with_defaults(leaf):
-        return leaf if leaf.params else _with_default_values(leaf, summary)
-
-    scaled = list(warm.terms())
-    for i in new:
-        scaled[i] = _scale(scaled[i].map_leaves(with_defaults), 0.01)
-    return type(warm)._make(scaled)
-
-
-def _with_default_values(leaf, summary, **overrides):
-    """The base kernel carrying its data-aware default values (some replaced by ``overrides``)."""
-    defaults = default_hyperparameters(leaf.name, leaf.columns, summary)
-    params = {name: value for name, (value, _) in defaults.items()}
-    params.update(overrides)
-    return leaf.with_params(params)
-
-
-def _detrended(x, r):
-    """r minus its least-squares line in x (a trend leaks into every low frequency)."""
-    centred = x - x.mean()
-    denominator = float(centred @ centred)
-    slope = float(centred @ (r - r.mean())) / denominator if denominator > 0 else 0.0
-    return r - r.mean() - slope * centred
-
-
-def period_hints(X, residuals, y, summary, columns):
-    """Candidate periods per column: periodogram peaks of the detrended residuals and of y."""
-    hints = {}
-    for c in columns:
+    residuals = y
+    residual_variance = None
+    if parent is not None and parent["status"] == "ok":
+        try:
+            kernel = to_kernel(parent["structure"], summary=summary)
+            with single_threaded_blas():
+                posterior = GPPosterior(kernel, parent["noise_variance"], X, y)
+            residuals = y - posterior.predict(X)[0]
+            residual_variance = max(float(np.mean(residuals**2)), parent["noise_variance"])
+        except NumericalError:
+            residuals = y
+    periods = {}
+    for c in period_columns:
         low, high = default_hyperparameters("PER", (c,), summary)["period"][1]
-        periods = []
-        for values in (residuals, y):
-            period = dominant_period(X[:, c], _detrended(X[:, c], values), low, high)
-            if period is not None and all(abs(period - p) > 0.05 * p for p in periods):
-                periods.append(period)
-        if periods:
-            hints[c] = periods
-    return hints
+        candidates = period_candidates(X[:, c], residuals, y, low, high, summary.typical_gap((c,)))
+        if candidates:
+            periods[c] = candidates
+    return StartHints(periods=periods, residual_variance=residual_variance)
 
 
 @dataclass
@@ -310,28 +314,34 @@ def run_search(
     criterion_name="criterion",
     prefer="processes",
     feature_names=None,
+    max_fits_per_depth=None,
 ):
     """Greedy (beam_width=1) or beam search; returns a :class:`SearchResult`.
 
     Level 1 fits the grammar's initial structures; each further level fits the
     children of the ``beam_width`` best structures of the previous level that
     were not fitted before (canonical structures are cached). The search stops
-    at ``max_depth``, when a level does not improve on the best criterion, or
-    when the candidate or time budget runs out (it then keeps what it found).
-    A KeyboardInterrupt also stops it with what was found so far.
-    ``feature_names`` only changes how ``verbose`` prints structures.
+    at ``max_depth`` (``None``: no fixed depth), when a level does not improve
+    on the best criterion, or when the candidate or time budget runs out (it
+    then keeps what it found). A KeyboardInterrupt also stops it with what was
+    found so far. ``feature_names`` only changes how ``verbose`` prints structures.
+
+    When a level has more than ``max_fits_per_depth`` candidates and the
+    fitter can ``screen``, every candidate is first scored cheaply (a short
+    fit on a subset, see :meth:`RegressionCandidateFitter.screen`) and only the
+    ``max_fits_per_depth`` most promising are fitted; the others are recorded
+    with status ``"screened out"``.
     """
     n_features = X.shape[1]
     result = SearchResult()
     seen = {}
     start = time.perf_counter()
-    period_columns = []
-    if getattr(fitter, "uses_period_hints", False):
-        period_columns = sorted({b.columns[0] for b in grammar.base_set(n_features) if b.name == "PER"})
+    period_columns = sorted({b.columns[0] for b in grammar.base_set(n_features) if b.name == "PER"})
     frontier = [(expr, None) for expr in grammar.initial(n_features)]
     best_score = -np.inf
+    last_depth = MAX_SEARCH_DEPTH if max_depth is None else max_depth
     try:
-        for depth in range(1, max_depth + 1):
+        for depth in range(1, last_depth + 1):
             tasks = []
             hints_cache = {}
             for expr, parent_index in frontier:
@@ -340,10 +350,12 @@ def run_search(
                 seen[expr] = None
                 parent = None if parent_index is None else result.records[parent_index]
                 if parent_index not in hints_cache:
-                    hints_cache[parent_index] = _hints_for(parent, X, y, fitter, period_columns)
+                    hints_cache[parent_index] = fitter.start_hints(parent, X, y, period_columns)
                 tasks.append((expr, parent_index, parent, hints_cache[parent_index]))
+            if max_fits_per_depth is not None and len(tasks) > max_fits_per_depth and hasattr(fitter, "screen"):
+                tasks = _screen_level(tasks, fitter, X, y, depth, base_seed, n_jobs, prefer, max_fits_per_depth, result)
             if max_candidates is not None:
-                room = max_candidates - len(result.records)
+                room = max_candidates - sum(r["status"] != SCREENED_OUT for r in result.records)
                 if room <= 0:
                     result.stop_reason = "candidate budget reached"
                     break
@@ -381,10 +393,12 @@ def run_search(
                     "none" if level_best is None else result.records[level_best]["structure"].to_string(feature_names)
                 )
                 score = -np.inf if level_best is None else result.records[level_best]["criterion"]
+                n_screened = sum(r["status"] == SCREENED_OUT and r["depth"] == depth for r in result.records)
+                screened_text = f", {n_screened} more screened out" if n_screened else ""
                 print(
                     f"[skgpsearch] depth {depth}: best {best_text}  {criterion_name}={score:.3f}  "
-                    f"({len(level)} candidates, {sum(r['status'] != 'ok' for r in (result.records[i] for i in level))} failed, "
-                    f"{elapsed:.1f} s)",
+                    f"({len(level)} candidates, {sum(r['status'] == 'failed' for r in (result.records[i] for i in level))} failed"
+                    f"{screened_text}, {elapsed:.1f} s)",
                     flush=True,
                 )
             if result.stop_reason:
@@ -392,8 +406,8 @@ def run_search(
             if not improved:
                 result.stop_reason = "no improvement"
                 break
-            if depth == max_depth:
-                result.stop_reason = "max_depth reached"
+            if depth == last_depth:
+                result.stop_reason = "max_depth reached" if max_depth is not None else "depth limit reached"
                 break
             beam = ok[:beam_width]
             frontier = [(child, b) for b in beam for child in grammar.expand(result.records[b]["structure"], n_features)]
@@ -405,6 +419,41 @@ def run_search(
     return result
 
 
+
+
+def _screen_level(tasks, fitter, X, y, depth, base_seed, n_jobs, prefer, keep, result):
+    """The ``keep`` tasks with the best cheap scores; the others are recorded as screened out."""
+    scores = Parallel(n_jobs=n_jobs, prefer=prefer)(
+        delayed(fitter.screen)(
+            expr, X, y, candidate_seed(base_seed, expr), None if parent is None else parent["warm_state"], hints
+        )
+        for expr, _, parent, hints in tasks
+    )
+    # stable: ties keep the grammar's order
+    order = sorted(range(len(tasks)), key=lambda i: -scores[i])
+    kept = sorted(order[:keep])
+    for i in sorted(order[keep:]):
+        expr, parent_index, parent, _ = tasks[i]
+        result.records.append(
+            {
+                "structure": expr,
+                "seed": candidate_seed(base_seed, expr),
+                "status": SCREENED_OUT,
+                "message": f"screened out: cheap score {scores[i]:.2f} (the {keep} best of {len(tasks)} were fitted)",
+                "criterion": -np.inf,
+                "log_marginal_likelihood": -np.inf,
+                "theta": None,
+                "noise_variance": None,
+                "warm_state": None,
+                "n_hyperparameters": None,
+                "fit_time": 0.0,
+                "depth": depth,
+                "parent": None if parent is None else str(parent["structure"]),
+                "parent_index": parent_index,
+                "screen_score": scores[i],
+            }
+        )
+    return [tasks[i] for i in kept]
 
 
 def _evaluate(tasks, fitter, X, y, depth, base_seed, n_jobs, prefer, start, time_budget, result):
@@ -442,19 +491,3 @@ def _evaluate(tasks, fitter, X, y, depth, base_seed, n_jobs, prefer, start, time
             result.stop_reason = "time budget reached"
             break
     return indices
-
-
-def _hints_for(parent, X, y, fitter, period_columns):
-    """Periods suggested by the parent's residuals (or by y itself at the first level)."""
-    if not period_columns:
-        return None
-    residuals = y
-    if parent is not None and parent["status"] == "ok":
-        try:
-            kernel = to_kernel(parent["structure"], summary=fitter.summary)
-            with single_threaded_blas():
-                posterior = GPPosterior(kernel, parent["noise_variance"], X, y)
-            residuals = y - posterior.predict(X)[0]
-        except NumericalError:
-            residuals = y
-    return period_hints(X, residuals, y, fitter.summary, period_columns)

@@ -194,10 +194,11 @@ def test_periodic_period_bounds_nyquist_to_range():
     assert init == pytest.approx(np.sqrt(9.5))
     assert default_hyperparameters("PER", (0,), s)["lengthscale"] == (1.0, (0.05, 50.0))
 
-    # Irregular sampling: the smallest interval counts.
+    # Irregular sampling: the median interval counts (gaps 1, 2, 4), not the smallest one, which
+    # would admit periods short enough to fit noise.
     s = DataSummary.from_data(X_KNOWN)
     _, (low, high) = default_hyperparameters("PER", (0,), s)["period"]
-    assert (low, high) == pytest.approx((2.0, 7.0))
+    assert (low, high) == pytest.approx((4.0, 7.0))
 
 
 def test_linear_defaults_one_column():

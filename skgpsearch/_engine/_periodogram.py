@@ -1,15 +1,37 @@
-"""Data-driven period guesses from the Lomb-Scargle periodogram (irregular sampling allowed)."""
+"""Data-driven period guesses from the Lomb-Scargle periodogram (irregular sampling allowed).
+
+A periodic kernel's likelihood is highly multimodal in the period: an optimiser
+started one basin away ends at a multiple, a fraction or a tiny alias of the
+true period. The search therefore starts periodic kernels at several
+candidate periods (:func:`period_candidates`) and keeps the best few after a
+cheap screen.
+"""
 
 from __future__ import annotations
 
 import numpy as np
 from scipy.signal import lombscargle
 
-__all__ = ["dominant_period"]
+__all__ = ["dominant_period", "period_candidates", "periodogram_peaks", "smooth_trend"]
+
+#: Two periods closer than this (relative) are the same candidate.
+SAME_PERIOD = 0.04
 
 
-def dominant_period(x, r, low, high, max_frequencies=4000):
-    """Period in [low, high] with the largest Lomb-Scargle power of ``r`` against ``x``.
+def _frequency_grid(x, low, high, max_frequencies):
+    span = float(np.ptp(x))
+    f_low, f_high = 1.0 / high, 1.0 / low
+    # resolution a quarter of the natural one (1 / span), capped
+    n = int(min(max_frequencies, max(16, np.ceil((f_high - f_low) * span * 4))))
+    return np.linspace(f_low, f_high, n)
+
+
+def _usable(x, r, low, high):
+    return np.unique(x).size >= 4 and np.ptp(r) > 0 and 0 < low < high
+
+
+def periodogram_peaks(x, r, low, high, n_peaks=3, max_frequencies=4000):
+    """Periods of the ``n_peaks`` highest local maxima of the Lomb-Scargle power, strongest first.
 
     Parameters
     ----------
@@ -20,18 +42,117 @@ def dominant_period(x, r, low, high, max_frequencies=4000):
 
     Returns
     -------
-    float or None
-        ``None`` when the data cannot carry a periodicity (fewer than 4
+    list of float
+        Empty when the data cannot carry a periodicity (fewer than 4
         distinct inputs, constant values, empty range).
     """
     x = np.asarray(x, dtype=float)
     r = np.asarray(r, dtype=float)
-    if np.unique(x).size < 4 or not np.ptp(r) > 0 or not 0 < low < high:
-        return None
-    span = float(np.ptp(x))
-    f_low, f_high = 1.0 / high, 1.0 / low
-    # resolution a quarter of the natural one (1 / span), capped
-    n = int(min(max_frequencies, max(16, np.ceil((f_high - f_low) * span * 4))))
-    freqs = np.linspace(f_low, f_high, n)
+    if not _usable(x, r, low, high):
+        return []
+    freqs = _frequency_grid(x, low, high, max_frequencies)
     power = lombscargle(x, r - r.mean(), 2.0 * np.pi * freqs)
-    return float(1.0 / freqs[int(np.argmax(power))])
+    # local maxima (the ends count when they beat their only neighbour)
+    padded = np.concatenate([[-np.inf], power, [-np.inf]])
+    is_peak = (padded[1:-1] >= padded[:-2]) & (padded[1:-1] > padded[2:])
+    order = np.flatnonzero(is_peak)[np.argsort(-power[is_peak], kind="stable")]
+    periods = []
+    for i in order:
+        period = float(1.0 / freqs[i])
+        if _is_new(period, periods):
+            periods.append(period)
+        if len(periods) == n_peaks:
+            break
+    return periods
+
+
+def dominant_period(x, r, low, high, max_frequencies=4000):
+    """Period in [low, high] with the largest Lomb-Scargle power of ``r`` against ``x`` (None if none)."""
+    peaks = periodogram_peaks(x, r, low, high, n_peaks=1, max_frequencies=max_frequencies)
+    return peaks[0] if peaks else None
+
+
+def smooth_trend(x, r, bandwidth, block=1024):
+    """Nadaraya-Watson (Gaussian kernel) smooth of ``r`` against ``x``: the low-frequency part.
+
+    A component of period P keeps a fraction exp(−2π² bandwidth² / P²) of
+    its amplitude in the smooth, so with ``bandwidth`` = range / 20 a cycle
+    shorter than a tenth of the range is removed from the trend (and kept in
+    ``r − smooth_trend``) while a trend longer than half the range stays in it.
+    Memory is O(block × n).
+    """
+    x = np.asarray(x, dtype=float)
+    r = np.asarray(r, dtype=float)
+    out = np.empty_like(r)
+    for first in range(0, x.size, block):
+        d = (x[first : first + block, np.newaxis] - x[np.newaxis, :]) / bandwidth
+        w = np.exp(-0.5 * d * d)
+        out[first : first + block] = (w @ r) / w.sum(axis=1)
+    return out
+
+
+def _detrended_line(x, r):
+    """r minus its least-squares line in x."""
+    centred = x - x.mean()
+    denominator = float(centred @ centred)
+    slope = float(centred @ (r - r.mean())) / denominator if denominator > 0 else 0.0
+    return r - r.mean() - slope * centred
+
+
+def _is_new(period, periods):
+    return all(abs(period - p) > SAME_PERIOD * p for p in periods)
+
+
+def period_candidates(x, residuals, y, low, high, typical_gap, n_grid=8):
+    """Candidate starting periods for a new periodic kernel on one column, most promising first.
+
+    In this order, without near-duplicates and inside [low, high]:
+
+    1. the three strongest periodogram peaks of the residuals (linearly detrended);
+    2. the two strongest peaks of the data after removing a *smooth* trend
+       (a straight line leaves a curved trend whose leakage swamps the low
+       frequencies, see :func:`smooth_trend`);
+    3. harmonics and sub-harmonics (× ½, × 2, × ⅓, × 3) of the strongest peak of each;
+    4. a log-spaced grid of ``n_grid`` periods between 2 × the typical input
+       spacing and half the range (between ``low`` and ``high`` if tighter).
+
+    Parameters
+    ----------
+    x : ndarray (n,)
+        The column's inputs.
+    residuals, y : ndarray (n,)
+        A fitted parent's residuals (or ``y`` itself) and the targets.
+    low, high : float
+        Bounds of the period.
+    typical_gap : float or None
+        Typical (median) spacing of the column's distinct values.
+
+    Returns
+    -------
+    list of float
+    """
+    x = np.asarray(x, dtype=float)
+    span = float(np.ptp(x))
+    if not (span > 0 and 0 < low < high):
+        return []
+    candidates = []
+
+    def add(period):
+        if low <= period <= high and _is_new(period, candidates):
+            candidates.append(float(period))
+
+    residual_peaks = periodogram_peaks(x, _detrended_line(x, np.asarray(residuals, dtype=float)), low, high, 3)
+    gap = typical_gap if typical_gap and typical_gap > 0 else span / max(x.size - 1, 1)
+    bandwidth = max(span / 20.0, 2.0 * gap)
+    y = np.asarray(y, dtype=float)
+    data_peaks = periodogram_peaks(x, y - smooth_trend(x, y, bandwidth), low, high, 2)
+    for period in residual_peaks + data_peaks:
+        add(period)
+    for top in (residual_peaks[:1] + data_peaks[:1]):
+        for multiple in (0.5, 2.0, 1.0 / 3.0, 3.0):
+            add(top * multiple)
+    grid_low, grid_high = max(low, 2.0 * gap), min(high, 0.5 * span)
+    if grid_low < grid_high:
+        for period in np.geomspace(grid_low, grid_high, n_grid):
+            add(period)
+    return candidates

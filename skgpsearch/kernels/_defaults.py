@@ -14,7 +14,10 @@ lengthscale       spread of the columns                      [½ smallest gap be
                                                              (discretised columns) at least the
                                                              smallest gap
 alpha (RQ)        1                                          [1e-3, 1e3]
-period (PER)      geometric mean of its bounds               [2 × smallest sampling interval (Nyquist),
+period (PER)      geometric mean of its bounds               [2 × median spacing of the distinct values
+                                                             (Nyquist for regular sampling; the
+                                                             smallest gap of irregular inputs would
+                                                             admit periods that fit noise),
                                                              range of the column]
 lengthscale (PER) 1 (relative to the period)                 [0.05, 50]
 offset (LIN)      mean of the column                         [min − range, max + range]
@@ -53,6 +56,8 @@ class DataSummary:
     maximum: np.ndarray
     min_gap: np.ndarray
     target_variance: float = 1.0
+    #: Per-column median gap between consecutive distinct values (None: use ``min_gap``).
+    median_gap: np.ndarray | None = None
     #: Per-column lower bound of lengthscales (nan: none), e.g. for discretised features.
     lengthscale_floor: np.ndarray | None = None
 
@@ -72,9 +77,11 @@ class DataSummary:
         if not np.all(np.isfinite(X)):
             raise ValueError("X contains NaN or infinity.")
         gaps = np.empty(X.shape[1])
+        median_gaps = np.empty(X.shape[1])
         for j in range(X.shape[1]):
             diffs = np.diff(np.unique(X[:, j]))
             gaps[j] = diffs.min() if diffs.size else np.nan
+            median_gaps[j] = np.median(diffs) if diffs.size else np.nan
         target_variance = 1.0
         if y is not None:
             y = np.asarray(y, dtype=float)
@@ -96,6 +103,7 @@ class DataSummary:
             min_gap=gaps,
             target_variance=target_variance,
             lengthscale_floor=floor,
+            median_gap=median_gaps,
         )
 
     @classmethod
@@ -143,6 +151,13 @@ class DataSummary:
         gaps = self.min_gap[list(columns)]
         gaps = gaps[np.isfinite(gaps) & (gaps > 0)]
         return float(gaps.min()) if gaps.size else None
+
+    def typical_gap(self, columns):
+        """The largest median spacing of distinct values among ``columns`` (None if none)."""
+        source = self.min_gap if self.median_gap is None else self.median_gap
+        gaps = source[list(columns)]
+        gaps = gaps[np.isfinite(gaps) & (gaps > 0)]
+        return float(gaps.max()) if gaps.size else None
 
 
 def discrete_columns(X):
@@ -220,7 +235,7 @@ def default_hyperparameters(kind, columns, summary):
         out["alpha"] = (1.0, (1e-3, 1e3))
     if kind == "PER":
         span = summary.range(columns)
-        gap = summary.smallest_gap(columns)
+        gap = summary.typical_gap(columns)
         low = 2.0 * gap if gap is not None else 1e-3 * span
         high = span
         if low >= high:

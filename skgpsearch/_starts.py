@@ -1,0 +1,251 @@
+"""Starting points of one candidate's hyperparameter fit.
+
+A search is only as good as its worst candidate fit, and a GP likelihood is
+multimodal: a periodic kernel started at the wrong period ends at a multiple
+or an alias of the true one, a new additive term started with 1 % of the
+variance stays there, a smooth kernel started short absorbs a cycle. A
+candidate therefore starts from a *pool* of structured guesses:
+
+- for every new base kernel (one that carries no fitted value yet), a few
+  alternative values (:func:`leaf_options`): lengthscales short, medium and
+  long relative to the column's spacing and range; rational-quadratic α
+  small, 1 and large; periods from the periodogram, its harmonics and a
+  log-spaced grid; linear offsets at the mean and both ends of the column;
+- *warm* variants (the parent's fitted values for the shared kernels) in
+  which every new additive term takes a real share of the parent's residual
+  variance (several shares), and the *nested* variant in which it takes 1 %
+  -- the child then starts next to its parent's optimum and its fit never
+  ends below the parent's likelihood;
+- *cold* variants (data-aware defaults for every kernel), from which a kernel
+  that absorbed a component in the parent can move away.
+
+Every start of the pool is scored by one likelihood evaluation (one Cholesky
+factorisation); the best few are optimised (:func:`select_starts`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ._engine._linalg import NumericalError
+from .grammar._expr import _scale
+from .kernels import default_hyperparameters
+
+__all__ = ["StartHints", "Start", "start_pool", "select_starts", "leaf_options", "lengthscale_scales"]
+
+#: Shares of the parent's residual variance that a new additive term starts with (besides 1 %).
+TAKE_OVER_SHARES = (0.2, 0.6)
+#: Share of the nested start (the child next to its parent's optimum).
+NESTED_SHARE = 0.01
+#: Rational-quadratic α starts: many scales (small α) to nearly squared-exponential (large α).
+RQ_ALPHAS = (1.0, 0.1, 10.0)
+#: Kinds with a lengthscale on the inputs' scale.
+_STATIONARY = ("SE", "RQ", "M12", "M32", "M52")
+
+
+@dataclass(frozen=True)
+class StartHints:
+    """What the search learnt from a candidate's parent that helps start the candidate's fit.
+
+    Attributes
+    ----------
+    periods : dict
+        ``{column: [period, ...]}``, candidate periods of new periodic
+        kernels on that column, most promising first.
+    residual_variance : float or None
+        Mean squared residual of the fitted parent on the fitting scale
+        (at least its noise variance); ``None`` without a parent.
+    """
+
+    periods: dict = field(default_factory=dict)
+    residual_variance: float | None = None
+
+
+@dataclass(frozen=True)
+class Start:
+    """One starting structure: the candidate carrying start values for every base kernel.
+
+    ``kind`` is ``"nested"``, ``"warm"`` or ``"cold"``; ``noise_factor``
+    multiplies the parent's noise variance (``None``: the default noise).
+    """
+
+    expr: object
+    kind: str
+    noise_factor: float | None = None
+
+
+def lengthscale_scales(columns, summary):
+    """(medium, short, long) lengthscale starts of a stationary kernel on ``columns``.
+
+    Medium is the data-aware default (the spread of the columns), short an
+    eighth of it but at least three typical spacings, long twice the range.
+    """
+    spread, span = summary.spread(columns), summary.range(columns)
+    gap = summary.typical_gap(columns)
+    short = max(spread / 8.0, 3.0 * gap if gap is not None else 0.0)
+    scales = [spread]
+    if short < 0.5 * spread:
+        scales.append(short)
+    scales.append(2.0 * span)
+    return tuple(scales)
+
+
+def leaf_options(leaf, summary, periods=None):
+    """Alternative start values of a new base kernel, the default first.
+
+    Parameters
+    ----------
+    leaf : Base
+        The base kernel (its carried values are ignored).
+    summary : DataSummary
+    periods : sequence of float, optional
+        Candidate periods of a periodic kernel (see
+        :func:`skgpsearch._engine._periodogram.period_candidates`); the
+        default period is used without them.
+
+    Returns
+    -------
+    list of dict
+        Complete hyperparameter dicts.
+    """
+    defaults = {name: value for name, (value, _) in default_hyperparameters(leaf.name, leaf.columns, summary).items()}
+    variants = [{}]
+    if leaf.name in _STATIONARY:
+        scales = lengthscale_scales(leaf.columns, summary)
+        alphas = RQ_ALPHAS if leaf.name == "RQ" else (None,)
+        variants = []
+        for alpha in alphas:
+            for scale in scales:
+                variants.append({"lengthscale": scale} if alpha is None else {"lengthscale": scale, "alpha": alpha})
+    elif leaf.name == "PER" and periods:
+        variants = [{"period": float(p)} for p in periods]
+    elif leaf.name == "LIN":
+        cols = list(leaf.columns)
+        variants = [{}, {"offset": summary.minimum[cols].copy()}, {"offset": summary.maximum[cols].copy()}]
+    return [{**defaults, **variant} for variant in variants]
+
+
+def _new_leaf_positions(expr):
+    """Positions (in ``expr.leaves``) of base kernels without values; all of them without a parent."""
+    leaves = expr.leaves
+    if not expr.has_values:
+        return list(range(len(leaves)))
+    return [i for i, leaf in enumerate(leaves) if not leaf.params]
+
+
+def _assign(expr, positions, values, summary):
+    """``expr`` with the leaves at ``positions`` carrying ``values`` (a dict each), others unchanged."""
+    chosen = dict(zip(positions, values))
+    counter = iter(range(len(expr.leaves)))
+
+    def set_values(leaf):
+        i = next(counter)
+        return leaf.with_params(chosen[i]) if i in chosen else leaf
+
+    return expr.map_leaves(set_values)
+
+
+def _with_new_terms_scaled(expr, new_terms, share, residual_variance, summary):
+    """The structure with every new additive term's amplitude at ``share`` × the residual variance."""
+    terms = list(expr.terms())
+    # new leaves carry the default amplitude, which is the target variance (see default_hyperparameters)
+    factor = share * residual_variance / summary.target_variance
+    for i in new_terms:
+        terms[i] = _scale(terms[i], factor)
+    return type(expr)._make(terms) if len(terms) > 1 else terms[0]
+
+
+def start_pool(expr, summary, hints=None):
+    """The pool of starting structures of one candidate (see the module docstring).
+
+    Parameters
+    ----------
+    expr : Expr
+        The candidate; base kernels shared with a fitted parent carry its
+        values, new ones carry none.
+    summary : DataSummary
+    hints : StartHints, optional
+
+    Returns
+    -------
+    list of Start
+        The nested start first (if any), then warm, then cold variants.
+    """
+    hints = hints or StartHints()
+    leaves = expr.leaves
+    positions = _new_leaf_positions(expr)
+    assignments = _one_at_a_time([_options(leaves[i], summary, hints) for i in positions])
+    pool = []
+    if expr.has_values and positions:
+        terms = expr.terms()
+        new_terms = [i for i, term in enumerate(terms) if not any(leaf.params for leaf in term.leaves)]
+        if len(new_terms) == len(terms):
+            new_terms = []
+        residual = hints.residual_variance or summary.target_variance
+        for n_assignment, assignment in enumerate(assignments):
+            warm = _assign(expr, positions, assignment, summary)
+            if not new_terms:
+                pool.append(Start(warm, "warm", 1.0))
+                continue
+            if n_assignment == 0:
+                pool.append(Start(_with_new_terms_scaled(warm, new_terms, NESTED_SHARE, residual, summary), "nested", 1.0))
+            for share in TAKE_OVER_SHARES:
+                scaled = _with_new_terms_scaled(warm, new_terms, share, residual, summary)
+                pool.append(Start(scaled, "warm", 1.0 - share))
+    # cold starts vary every kernel, the parent's too (a parent's periodic kernel may sit at a
+    # period that only suited the parent)
+    cold_expr = expr.without_values()
+    every = list(range(len(leaves)))
+    for assignment in _one_at_a_time([_options(leaf, summary, hints) for leaf in leaves]):
+        pool.append(Start(_assign(cold_expr, every, assignment, summary), "cold"))
+    return pool
+
+
+def _options(leaf, summary, hints):
+    return leaf_options(leaf, summary, hints.periods.get(leaf.columns[0]) if leaf.columns else None)
+
+
+def _one_at_a_time(options):
+    """Assignments of one option per kernel: all first options, then each other option of one kernel."""
+    assignments = [[opts[0] for opts in options]]
+    for j, opts in enumerate(options):
+        for option in opts[1:]:
+            assignment = [opts_k[0] for opts_k in options]
+            assignment[j] = option
+            assignments.append(assignment)
+    return assignments
+
+
+def select_starts(pool, values, n_warm=2, n_cold=2):
+    """Indices of the pool starts worth optimising: the nested start, the best warm and cold ones.
+
+    ``values`` are the objective at each start (``-inf`` where it failed).
+    Without a parent (no warm start) the ``n_warm + n_cold`` best cold
+    starts are kept.
+    """
+    values = np.asarray(values, dtype=float)
+    chosen = [i for i, start in enumerate(pool) if start.kind == "nested"]
+    warm = [i for i, start in enumerate(pool) if start.kind == "warm" and np.isfinite(values[i])]
+    cold = [i for i, start in enumerate(pool) if start.kind == "cold" and np.isfinite(values[i])]
+    if not warm:
+        n_cold += n_warm
+    for group, count in ((warm, n_warm), (cold, n_cold)):
+        group.sort(key=lambda i: -values[i])
+        chosen += group[:count]
+    return chosen
+
+
+def evaluate_starts(objective, thetas):
+    """The objective at each start (one Cholesky each); ``-inf`` where it is not positive definite."""
+    values = []
+    for theta in thetas:
+        theta = np.clip(theta, objective.bounds[:, 0], objective.bounds[:, 1])
+        try:
+            value = float(objective(theta))
+        except NumericalError:
+            value = -math.inf
+        values.append(value if np.isfinite(value) else -math.inf)
+    return values

@@ -1,0 +1,234 @@
+"""Starting points of candidate fits: each start rule with a case it fixes."""
+
+import math
+
+import numpy as np
+import pytest
+
+from skgpsearch import CompositionalGPRegressor
+from skgpsearch._engine._periodogram import dominant_period, period_candidates, periodogram_peaks, smooth_trend
+from skgpsearch._engine._regression import RegressionObjective, optimize_hyperparameters
+from skgpsearch._starts import (
+    NESTED_SHARE,
+    RQ_ALPHAS,
+    TAKE_OVER_SHARES,
+    StartHints,
+    leaf_options,
+    lengthscale_scales,
+    select_starts,
+    start_pool,
+)
+from skgpsearch.criteria import get_criterion
+from skgpsearch.grammar import CompositionalGrammar, parse
+from skgpsearch.kernels import DataSummary, default_hyperparameters, to_kernel
+
+
+def _fitter(X, y):
+    estimator = CompositionalGPRegressor(random_state=0)
+    y_fit, _, _, summary, fitter = estimator._fitting_setup(X, y, get_criterion("lml"))
+    return y_fit, summary, fitter
+
+
+def _child(parent_structure, text, n_features=1):
+    """The grammar's child of a fitted parent equal to ``text`` (carrying the parent's values)."""
+    children = CompositionalGrammar().expand(parent_structure, n_features)
+    return next(c for c in children if c == parse(text))
+
+
+def _period(structure):
+    return next(leaf.params["period"] for leaf in structure.leaves if leaf.name == "PER")
+
+
+# -- periodogram ---------------------------------------------------------------------------
+
+
+def test_periodogram_peaks_ranks_two_cycles_by_power():
+    x = np.linspace(0, 30, 400)
+    r = 2.0 * np.sin(2 * np.pi * x / 1.7) + 0.7 * np.sin(2 * np.pi * x / 5.0)
+    peaks = periodogram_peaks(x, r, 0.2, 15.0, n_peaks=2)
+    assert peaks[0] == pytest.approx(1.7, rel=0.02)
+    assert peaks[1] == pytest.approx(5.0, rel=0.03)
+    assert periodogram_peaks(x, np.ones_like(x), 0.2, 15.0) == []
+
+
+def test_smooth_trend_keeps_the_trend_and_removes_a_short_cycle():
+    x = np.arange(240) / 12.0
+    trend = 0.005 * (x - 10) ** 3
+    cycle = np.sin(2 * np.pi * x)
+    smooth = smooth_trend(x, trend + cycle, bandwidth=np.ptp(x) / 20)
+    interior = slice(24, -24)  # the smoother is biased at the ends
+    assert np.max(np.abs(smooth - trend)[interior]) < 0.1
+    assert np.std((trend + cycle - smooth)[interior] - cycle[interior]) < 0.1  # cycle sd: 0.71
+
+
+CURVED = np.arange(240) / 12.0  # 20 years of monthly data
+
+
+def _curved_trend_with_cycle(seed=0):
+    rng = np.random.default_rng(seed)
+    x = CURVED
+    trend = 0.005 * (x - 10) ** 3 + 2.0 * np.sin(x / 3.0)
+    return x, trend + 0.5 * np.sin(2 * np.pi * x) + 0.1 * rng.normal(size=x.size)
+
+
+def test_period_candidates_find_a_cycle_that_a_curved_trend_hides_from_a_linear_detrend():
+    x, y = _curved_trend_with_cycle()
+    centred = x - x.mean()
+    line = y.mean() + centred * (centred @ (y - y.mean())) / (centred @ centred)
+    # the failure mode: a straight line leaves the curvature, whose leakage dominates
+    assert dominant_period(x, y - line, 2 / 12, 20.0) > 3.0
+    candidates = period_candidates(x, y, y, 2 / 12, 20.0, typical_gap=1 / 12)
+    assert any(abs(p - 1.0) < 0.02 for p in candidates[:5])
+    assert all(2 / 12 <= p <= 20.0 for p in candidates)
+    # no near-duplicates
+    ordered = np.sort(candidates)
+    assert np.all(np.diff(ordered) / ordered[:-1] > 0.03)
+
+
+def test_period_candidates_include_harmonics_and_a_grid():
+    x = np.linspace(0, 20, 300)
+    y = np.sin(2 * np.pi * x / 2.0)
+    candidates = period_candidates(x, y, y, 0.1, 20.0, typical_gap=x[1] - x[0])
+    for expected in (2.0, 1.0, 4.0, 6.0):
+        assert any(abs(p - expected) < 0.05 * expected for p in candidates)
+    # the grid reaches from 2 x the spacing to half the range
+    assert min(candidates) == pytest.approx(2 * (x[1] - x[0]), rel=0.05)
+    assert max(candidates) == pytest.approx(10.0, rel=0.05)
+
+
+# -- start pool ------------------------------------------------------------------------------
+
+
+def test_lengthscale_options_cover_short_medium_long_and_rq_alpha_small_and_large():
+    x = np.arange(240) / 12.0
+    summary = DataSummary.from_data(x[:, None], np.sin(x))
+    medium, short, long = lengthscale_scales((0,), summary)
+    assert medium == pytest.approx(np.std(x))
+    assert short == pytest.approx(np.std(x) / 8)
+    assert long == pytest.approx(2 * np.ptp(x))
+    options = leaf_options(parse("RQ(0)"), summary)
+    assert {round(o["lengthscale"], 6) for o in options} == {round(v, 6) for v in (medium, short, long)}
+    alphas = {o["alpha"] for o in options}
+    assert min(alphas) < 1 < max(alphas) and alphas == set(RQ_ALPHAS)
+    # every option is a complete set of values, the default first
+    defaults = {k: v for k, (v, _) in default_hyperparameters("RQ", (0,), summary).items()}
+    assert options[0] == defaults
+
+
+def test_new_additive_term_starts_with_shares_of_the_residual_variance():
+    x = np.linspace(0, 10, 50)
+    summary = DataSummary.from_data(x[:, None], np.sin(x))
+    parent = parse("SE(0)").map_leaves(lambda leaf: leaf.with_params({"variance": 0.8, "lengthscale": 2.0}))
+    child = _child(parent, "SE(0) + PER(0)")
+    hints = StartHints(periods={0: [1.5, 3.0]}, residual_variance=0.3)
+    pool = start_pool(child, summary, hints)
+
+    def per_leaf(start):
+        return next(leaf for leaf in start.expr.leaves if leaf.name == "PER")
+
+    def se_leaf(start):
+        return next(leaf for leaf in start.expr.leaves if leaf.name == "SE")
+
+    nested = [s for s in pool if s.kind == "nested"]
+    assert len(nested) == 1
+    assert per_leaf(nested[0]).params["variance"] == pytest.approx(NESTED_SHARE * 0.3)
+    warm = [s for s in pool if s.kind == "warm"]
+    # every candidate period at every take-over share, the parent's kernel unchanged
+    assert {(round(per_leaf(s).params["period"], 6), round(per_leaf(s).params["variance"], 6)) for s in warm} == {
+        (p, round(share * 0.3, 6)) for p in (1.5, 3.0) for share in TAKE_OVER_SHARES
+    }
+    assert all(se_leaf(s).params == {"variance": 0.8, "lengthscale": 2.0} for s in warm)
+    assert sorted({round(s.noise_factor, 6) for s in warm}) == sorted(round(1 - s, 6) for s in TAKE_OVER_SHARES)
+    # cold starts: data-aware values for the parent's kernel too, varied one kernel at a time
+    cold = [s for s in pool if s.kind == "cold"]
+    assert {round(per_leaf(s).params["period"], 6) for s in cold} == {1.5, 3.0}
+    scales = {round(v, 6) for v in lengthscale_scales((0,), summary)}
+    assert {round(se_leaf(s).params["lengthscale"], 6) for s in cold} == scales
+    assert all(se_leaf(s).params["variance"] == pytest.approx(summary.target_variance) for s in cold)
+
+
+def test_select_starts_keeps_nested_and_best_warm_and_cold():
+    kinds = ["nested", "warm", "warm", "warm", "cold", "cold", "cold"]
+
+    class S:
+        def __init__(self, kind):
+            self.kind = kind
+
+    pool = [S(k) for k in kinds]
+    values = [1.0, 5.0, -np.inf, 7.0, 0.0, 3.0, 2.0]
+    assert select_starts(pool, values) == [0, 3, 1, 5, 6]
+    # without warm starts the best cold ones fill their places
+    assert select_starts([S("cold")] * 4, [1.0, 4.0, 3.0, 2.0]) == [1, 2, 3, 0]
+
+
+# -- fits that the start rules fix -------------------------------------------------------------
+
+
+def test_periodic_term_is_found_where_rq_absorbed_the_cycle():
+    x, y = _curved_trend_with_cycle()
+    X = x[:, None]
+    y_fit, _, fitter = _fitter(X, y)
+    parent = fitter(parse("RQ(0)"), X, y_fit, 0)
+    child = _child(parent["structure"], "RQ(0) + PER(0)")
+    hints = fitter.start_hints(parent, X, y_fit, [0])
+    record = fitter(child, X, y_fit, 0, parent["noise_variance"], hints)
+    assert record["status"] == "ok"
+    assert _period(record["structure"]) == pytest.approx(1.0, rel=0.01)
+    # a clear margin: the cycle is worth far more than any complexity penalty
+    assert record["log_marginal_likelihood"] > parent["log_marginal_likelihood"] + 50
+
+
+def test_periodic_fit_with_irregular_inputs_and_near_duplicates():
+    rng = np.random.default_rng(3)
+    x = np.sort(rng.uniform(0, 12, 150))
+    x[10] = x[9] + 1e-4  # a smallest gap far below the typical spacing
+    y = np.sin(2 * np.pi * x / 1.3) + 0.1 * rng.normal(size=x.size)
+    X = x[:, None]
+    y_fit, summary, fitter = _fitter(X, y)
+    low, _ = default_hyperparameters("PER", (0,), summary)["period"][1]
+    assert low == pytest.approx(2 * np.median(np.diff(np.unique(x))))
+    record = fitter(parse("PER(0)"), X, y_fit, 0)
+    assert _period(record["structure"]) == pytest.approx(1.3, rel=0.01)
+
+
+def test_smooth_term_takes_over_variance_from_a_periodic_parent():
+    rng = np.random.default_rng(1)
+    x = np.linspace(0, 12, 200)
+    y = np.sin(2 * np.pi * x / 1.5) + 1.5 * np.sin(x / 2.0) + 0.05 * rng.normal(size=x.size)
+    X = x[:, None]
+    y_fit, summary, fitter = _fitter(X, y)
+    parent = fitter(parse("PER(0)"), X, y_fit, 0)
+    child = _child(parent["structure"], "SE(0) + PER(0)")
+    record = fitter(child, X, y_fit, 0, parent["noise_variance"], fitter.start_hints(parent, X, y_fit, [0]))
+    assert _period(record["structure"]) == pytest.approx(1.5, rel=0.01)
+    assert record["log_marginal_likelihood"] > parent["log_marginal_likelihood"] + 50
+    # independent check: no start of a plain multi-start loop does better
+    kernel = to_kernel(parse("SE(0) + PER(0)"), summary=summary)
+    objective = RegressionObjective(kernel, X, y_fit, fitter.noise_bounds)
+    rng = np.random.default_rng(0)
+    best = -np.inf
+    for _ in range(10):
+        theta0 = rng.uniform(objective.bounds[:, 0], objective.bounds[:, 1])
+        _, value, _ = optimize_hyperparameters(objective, [theta0])
+        best = max(best, value)
+    record_fit_scale = record["log_marginal_likelihood"]  # y_std is 1-ish; compare on the fit scale
+    shift = len(y) * math.log(np.std(y))
+    assert record_fit_scale + shift >= best - 0.1
+
+
+def test_child_never_ends_below_its_parent():
+    rng = np.random.default_rng(2)
+    x = np.linspace(0, 10, 120)
+    y = np.sin(x) + 0.2 * rng.normal(size=x.size)
+    X = x[:, None]
+    y_fit, _, fitter = _fitter(X, y)
+    parent = fitter(parse("SE(0)"), X, y_fit, 0)
+    hints = fitter.start_hints(parent, X, y_fit, [0])
+    for child in CompositionalGrammar(["SE", "PER", "LIN"]).expand(parent["structure"], 1):
+        if not child.has_values or not all(
+            any(p.params == c.params for p in parent["structure"].leaves) for c in child.leaves if c.params
+        ):
+            continue
+        record = fitter(child, X, y_fit, 0, parent["noise_variance"], hints)
+        if child.n_terms > 1 and record["status"] == "ok":
+            assert record["log_marginal_likelihood"] >= parent["log_marginal_likelihood"] - 1e-3
