@@ -81,10 +81,11 @@ class CompositionalGPRegressor(RegressorMixin, BaseEstimator):
         each fitted candidate and the training data.
     max_depth : int or None, default=None
         Largest number of expansion steps (depth 1 = single base kernels).
-        ``None``: no fixed depth -- the search goes deeper while a level
-        improves the criterion (up to depth 10), so that data with many
-        relevant columns are not cut short (a depth-3 search can use at most
-        three columns).
+        ``None``: a limit that grows with the data's columns -- 3 for one
+        column, one more per further column, at most 10 -- so that data with
+        many relevant columns are not cut short (each depth adds one base
+        kernel, so a depth-3 search uses at most three columns). The search
+        also stops as soon as a depth does not improve the criterion.
     max_fits_per_depth : int or None, default=32
         Levels with more candidates than this (many columns, deep
         structures) are screened: every candidate gets a cheap score (a short

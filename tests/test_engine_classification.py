@@ -131,9 +131,12 @@ def test_robust_gradient_with_negative_curvature_matches_finite_differences(monk
     mode = find_mode(K, y, 0.0, lik, theta[-1:])
     assert not mode.positive
     value, grad = objective(theta, eval_gradient=True)
-    h = 1e-4  # the value carries ~1e-10 of Newton noise
+    h = 1e-4
     fd = np.array([(objective(theta + h * e) - objective(theta - h * e)) / (2 * h) for e in np.eye(theta.size)])
-    np.testing.assert_allclose(grad, fd, rtol=1e-5, atol=1e-5)
+    # On this non-concave path Newton stops where rounding stops its ascent; how close that is
+    # to the mode depends on the BLAS build (seen: 1e-9 to 1e-8 of value noise, i.e. up to 1e-4
+    # in these differences). A wrong term of the gradient is off by O(1).
+    np.testing.assert_allclose(grad, fd, rtol=1e-3, atol=1e-4)
 
 
 def test_mode_is_a_stationary_point_and_evidence_matches_brute_force_for_tiny_n():
