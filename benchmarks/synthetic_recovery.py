@@ -195,7 +195,7 @@ def main():
     indices = list(range(len(CASES))) if args.cases is None else args.cases
     check_cases([CASES[i] for i in indices])
 
-    print("Structure recovery on planted GP draws, default CompositionalGPRegressor (greedy, BIC, depth 3)")
+    print("Structure recovery on planted GP draws, default CompositionalGPRegressor (greedy, BIC, automatic depth: 2 + columns)")
     print(f"settings: cases {'all' if args.cases is None else indices} ({len(indices)} of {len(CASES)}); "
           f"base kernels {'/'.join(args.base_kernels)}; noise sd {NOISE_SD}; n_jobs = {args.n_jobs} "
           "(cases in parallel, each search n_jobs=1)", flush=True)

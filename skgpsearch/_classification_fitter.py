@@ -72,7 +72,8 @@ class ClassificationCandidateFitter:
             screen = LaplaceObjective(to_kernel(expr, summary=self.summary), X_opt[rows], y_opt[rows], self.likelihood)
         # structured starts (lengthscales at several scales, new terms taking over variance),
         # each scored by one Laplace evaluation; see skgpsearch._starts
-        pool = start_pool(expr, self.summary, hints)
+        # (no noise variance here: cold starts differing only in their noise are duplicates)
+        pool = [start for start in start_pool(expr, self.summary, hints) if start.kind != "cold" or start.noise_factor == 1.0]
         thetas = [
             np.concatenate([to_kernel(start.expr, summary=self.summary).theta,
                             extra if start.kind != "cold" else self.default_extra()])

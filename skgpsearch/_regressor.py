@@ -174,8 +174,8 @@ class CompositionalGPRegressor(RegressorMixin, BaseEstimator):
     >>> y = np.sin(2 * np.pi * X[:, 0] / 2.5) + 0.5 * X[:, 0] + 0.1 * rng.normal(size=80)
     >>> model = CompositionalGPRegressor(base_kernels=("SE", "PER", "LIN"), max_depth=2,
     ...                                  random_state=0).fit(X, y)
-    >>> print(model.structure_)
-    SE(0) + PER(0)
+    >>> "PER(0)" in str(model.structure_)
+    True
     >>> [round(leaf.params["period"], 1) for leaf in model.structure_.leaves if leaf.name == "PER"]
     [2.5]
     >>> model.predict(X[:2]).shape

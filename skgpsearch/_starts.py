@@ -40,6 +40,10 @@ __all__ = ["StartHints", "Start", "start_pool", "select_starts", "leaf_options",
 TAKE_OVER_SHARES = (0.2, 0.6)
 #: Share of the nested start (the child next to its parent's optimum).
 NESTED_SHARE = 0.01
+#: Noise of cold starts relative to the default (a tenth of the target variance): a nearly
+#: noise-free start lets a short-lengthscale kernel follow a fine structure (a cycle, say)
+#: that a noisy start smooths away.
+COLD_NOISE_FACTORS = (1.0, 0.01)
 #: Rational-quadratic α starts: many scales (small α) to nearly squared-exponential (large α).
 RQ_ALPHAS = (1.0, 0.1, 10.0)
 #: Kinds with a lengthscale on the inputs' scale.
@@ -69,27 +73,33 @@ class Start:
     """One starting structure: the candidate carrying start values for every base kernel.
 
     ``kind`` is ``"nested"``, ``"warm"`` or ``"cold"``; ``noise_factor``
-    multiplies the parent's noise variance (``None``: the default noise).
+    multiplies the parent's noise variance (warm and nested starts) or the
+    default noise variance (cold starts).
     """
 
     expr: object
     kind: str
-    noise_factor: float | None = None
+    noise_factor: float = 1.0
 
 
 def lengthscale_scales(columns, summary):
-    """(medium, short, long) lengthscale starts of a stationary kernel on ``columns``.
+    """Lengthscale starts of a stationary kernel on ``columns``: medium, short, shortest, long.
 
     Medium is the data-aware default (the spread of the columns), short an
-    eighth of it but at least three typical spacings, long twice the range.
+    eighth of it, shortest two typical spacings of the inputs (a rough
+    component, e.g. a cycle a smooth kernel must follow), long twice the
+    range. Starts within a factor 2 of a previous one are dropped.
     """
     spread, span = summary.spread(columns), summary.range(columns)
     gap = summary.typical_gap(columns)
-    short = max(spread / 8.0, 3.0 * gap if gap is not None else 0.0)
-    scales = [spread]
-    if short < 0.5 * spread:
-        scales.append(short)
-    scales.append(2.0 * span)
+    candidates = [spread, spread / 8.0]
+    if gap is not None:
+        candidates.append(2.0 * gap)
+    candidates.append(2.0 * span)
+    scales = []
+    for scale in candidates:
+        if all(abs(math.log(scale / other)) > math.log(2.0) for other in scales):
+            scales.append(scale)
     return tuple(scales)
 
 
@@ -199,13 +209,23 @@ def start_pool(expr, summary, hints=None):
     # period that only suited the parent)
     cold_expr = expr.without_values()
     every = list(range(len(leaves)))
-    for assignment in _one_at_a_time([_options(leaf, summary, hints) for leaf in leaves]):
-        pool.append(Start(_assign(cold_expr, every, assignment, summary), "cold"))
+    for assignment in _one_at_a_time([_options(leaf, summary, hints, _rank(leaves, i)) for i, leaf in enumerate(leaves)]):
+        for noise_factor in COLD_NOISE_FACTORS:
+            pool.append(Start(_assign(cold_expr, every, assignment, summary), "cold", noise_factor))
     return pool
 
 
-def _options(leaf, summary, hints):
-    return leaf_options(leaf, summary, hints.periods.get(leaf.columns[0]) if leaf.columns else None)
+def _rank(leaves, i):
+    """How many base kernels of the same kind and columns come before leaf ``i``."""
+    return sum(leaf.name == leaves[i].name and leaf.columns == leaves[i].columns for leaf in leaves[:i])
+
+
+def _options(leaf, summary, hints, rank=0):
+    """The leaf's options; the k-th kernel of a kind on a column starts at the k-th period."""
+    periods = hints.periods.get(leaf.columns[0]) if leaf.columns else None
+    if periods and rank:
+        periods = list(periods[rank % len(periods):]) + list(periods[:rank % len(periods)])
+    return leaf_options(leaf, summary, periods)
 
 
 def _one_at_a_time(options):

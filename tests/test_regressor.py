@@ -366,3 +366,27 @@ def test_a_child_never_fits_worse_than_its_parent():
     parent = results["parent"][results["structure"].index("SE(0) + PER(0)")]
     assert lml["SE(0) + PER(0)"] >= lml[parent] - 0.5
     assert lml["SE(0) + SE(0)"] >= lml["SE(0)"] - 0.5
+
+
+def test_automatic_depth_grows_with_the_columns():
+    from skgpsearch._search import automatic_depth
+
+    assert [automatic_depth(d) for d in (1, 2, 5, 8, 30)] == [3, 4, 7, 10, 10]
+
+
+def test_many_columns_screened_levels_use_every_relevant_column():
+    # five relevant columns of seven: a depth-3 search could use at most three
+    rng = np.random.default_rng(4)
+    X = rng.uniform(-2, 2, size=(150, 7))
+    y = (np.sin(2 * X[:, 0]) + 0.8 * X[:, 1] ** 2 + np.cos(1.5 * X[:, 2]) + 0.7 * X[:, 3]
+         + np.sin(X[:, 4]) + 0.05 * rng.normal(size=150))
+    model = CompositionalGPRegressor(base_kernels=("SE",), max_fits_per_depth=6, random_state=0).fit(X, y)
+    assert set(model.structure_.columns) == {0, 1, 2, 3, 4}
+    status = model.search_results_["status"]
+    screened = [i for i, s in enumerate(status) if s == "screened out"]
+    assert screened, "levels with more than 6 children must be screened"
+    assert all(model.search_results_["message"][i].startswith("screened out") for i in screened)
+    for depth in {model.search_results_["depth"][i] for i in range(len(status))}:
+        fitted = [i for i, s in enumerate(status) if s != "screened out" and model.search_results_["depth"][i] == depth]
+        assert len(fitted) <= 6
+    assert "screening out" in model.describe()

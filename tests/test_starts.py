@@ -102,12 +102,16 @@ def test_period_candidates_include_harmonics_and_a_grid():
 def test_lengthscale_options_cover_short_medium_long_and_rq_alpha_small_and_large():
     x = np.arange(240) / 12.0
     summary = DataSummary.from_data(x[:, None], np.sin(x))
-    medium, short, long = lengthscale_scales((0,), summary)
+    medium, short, shortest, long = lengthscale_scales((0,), summary)
     assert medium == pytest.approx(np.std(x))
     assert short == pytest.approx(np.std(x) / 8)
+    assert shortest == pytest.approx(2 / 12)  # two spacings
     assert long == pytest.approx(2 * np.ptp(x))
+    # starts closer than a factor 2 are one start
+    dense = DataSummary.from_data(np.linspace(0, 1, 5)[:, None])
+    assert len(lengthscale_scales((0,), dense)) == 3
     options = leaf_options(parse("RQ(0)"), summary)
-    assert {round(o["lengthscale"], 6) for o in options} == {round(v, 6) for v in (medium, short, long)}
+    assert {round(o["lengthscale"], 6) for o in options} == {round(v, 6) for v in (medium, short, shortest, long)}
     alphas = {o["alpha"] for o in options}
     assert min(alphas) < 1 < max(alphas) and alphas == set(RQ_ALPHAS)
     # every option is a complete set of values, the default first

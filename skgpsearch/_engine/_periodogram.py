@@ -108,8 +108,8 @@ def period_candidates(x, residuals, y, low, high, typical_gap, n_grid=8):
 
     In this order, without near-duplicates and inside [low, high]:
 
-    1. the three strongest periodogram peaks of the residuals (linearly detrended);
-    2. the two strongest peaks of the data after removing a *smooth* trend
+    1-2. interleaved, the three strongest periodogram peaks of the residuals
+       (linearly detrended) and the two strongest peaks of the data after removing a *smooth* trend
        (a straight line leaves a curved trend whose leakage swamps the low
        frequencies, see :func:`smooth_trend`);
     3. harmonics and sub-harmonics (× ½, × 2, × ⅓, × 3) of the strongest peak of each;
@@ -146,8 +146,12 @@ def period_candidates(x, residuals, y, low, high, typical_gap, n_grid=8):
     bandwidth = max(span / 20.0, 2.0 * gap)
     y = np.asarray(y, dtype=float)
     data_peaks = periodogram_peaks(x, y - smooth_trend(x, y, bandwidth), low, high, 2)
-    for period in residual_peaks + data_peaks:
-        add(period)
+    # interleaved: when the residuals are mere noise (a parent that interpolates), the data's
+    # peaks still come early
+    for k in range(max(len(residual_peaks), len(data_peaks))):
+        for peaks in (residual_peaks, data_peaks):
+            if k < len(peaks):
+                add(peaks[k])
     for top in (residual_peaks[:1] + data_peaks[:1]):
         for multiple in (0.5, 2.0, 1.0 / 3.0, 3.0):
             add(top * multiple)
