@@ -44,27 +44,10 @@ from skgpsearch import CompositionalGPRegressor
 from skgpsearch.grammar import CompositionalGrammar
 from skgpsearch.kernels import DataSummary, to_kernel
 
-SERIES = (
-    "airline", "solar", "mauna", "temperature", "internet", "call-centre",
-    "radio", "sulphuric", "unemployment", "births", "wages",
-)
+# the series, their loader and the thinning are fit_quality's (the same data in both benchmarks)
+from fit_quality import DATA_DIR, NOISE_BOUNDS, SERIES, load_series, thin
+
 BASE_KERNELS = ("SE", "RQ", "PER", "LIN")
-DATA_DIR = Path(__file__).resolve().parents[2] / "shared" / "datasets" / "extrapolation"
-NOISE_BOUNDS = (1e-6, 10.0)
-
-
-def load_series(name, data_dir=DATA_DIR, part="train"):
-    """(X of shape (n, 1), y) of one extrapolation series."""
-    data = np.loadtxt(Path(data_dir) / f"{name}-{part}.csv", delimiter=",", skiprows=1, ndmin=2)
-    return data[:, :1].copy(), data[:, 1].copy()
-
-
-def thin(X, y, max_n):
-    """At most ``max_n`` evenly spaced rows (all rows when max_n is None)."""
-    if max_n is None or len(y) <= max_n:
-        return X, y
-    rows = np.unique(np.round(np.linspace(0, len(y) - 1, max_n)).astype(int))
-    return X[rows], y[rows]
 
 
 def bic(lml, k, n):

@@ -103,8 +103,9 @@ class CompositionalGPRegressor(RegressorMixin, BaseEstimator):
         leave-one-out log predictive density (Rasmussen & Williams §5.4.2).
     n_restarts : int, default=2
         Random restarts of the hyperparameter optimisation per candidate, on
-        top of the warm start (and of a start at the periodogram's period when
-        a periodic kernel is new).
+        top of the structured starts (the parent's optimum with the new term
+        taking over shares of the residual variance, lengthscales at several
+        scales, periods from the periodogram; see the user guide).
     normalize_y : bool, default=True
         Centre and scale the targets before fitting (predictions are mapped back).
     max_optimize_samples : int, default=None

@@ -10,7 +10,7 @@ candidate therefore starts from a *pool* of structured guesses:
   alternative values (:func:`leaf_options`): lengthscales short, medium and
   long relative to the column's spacing and range; rational-quadratic α
   small, 1 and large; periods from the periodogram, its harmonics and a
-  log-spaced grid; linear offsets at the mean and both ends of the column;
+  log-spaced grid; linear offsets at the mean and half a range beyond each end;
 - *warm* variants (the parent's fitted values for the shared kernels) in
   which every new additive term takes a real share of the parent's residual
   variance (several shares), and the *nested* variant in which it takes 1 %
@@ -44,6 +44,8 @@ NESTED_SHARE = 0.01
 #: noise-free start lets a short-lengthscale kernel follow a fine structure (a cycle, say)
 #: that a noisy start smooths away.
 COLD_NOISE_FACTORS = (1.0, 0.01)
+#: Candidate periods per periodic kernel whose cold start is always optimised.
+PRIORITY_PERIODS = 3
 #: Rational-quadratic α starts: many scales (small α) to nearly squared-exponential (large α).
 RQ_ALPHAS = (1.0, 0.1, 10.0)
 #: Kinds with a lengthscale on the inputs' scale.
@@ -80,6 +82,8 @@ class Start:
     expr: object
     kind: str
     noise_factor: float = 1.0
+    #: always optimised (a periodic kernel at one of the top candidate periods)
+    priority: bool = False
 
 
 def lengthscale_scales(columns, summary):
@@ -104,7 +108,7 @@ def lengthscale_scales(columns, summary):
 
 
 def leaf_options(leaf, summary, periods=None):
-    """Alternative start values of a new base kernel, the default first.
+    """Alternative start values of a new base kernel, the most useful first.
 
     Parameters
     ----------
@@ -133,8 +137,11 @@ def leaf_options(leaf, summary, periods=None):
     elif leaf.name == "PER" and periods:
         variants = [{"period": float(p)} for p in periods]
     elif leaf.name == "LIN":
+        # an offset outside the data first: in a product the amplitude then grows across the data
+        # (at the mean it would vanish in the middle); the mean is the data-aware default
         cols = list(leaf.columns)
-        variants = [{}, {"offset": summary.minimum[cols].copy()}, {"offset": summary.maximum[cols].copy()}]
+        half = 0.5 * (summary.maximum[cols] - summary.minimum[cols])
+        variants = [{"offset": summary.minimum[cols] - half}, {}, {"offset": summary.maximum[cols] + half}]
     return [{**defaults, **variant} for variant in variants]
 
 
@@ -209,9 +216,23 @@ def start_pool(expr, summary, hints=None):
     # period that only suited the parent)
     cold_expr = expr.without_values()
     every = list(range(len(leaves)))
-    for assignment in _one_at_a_time([_options(leaf, summary, hints, _rank(leaves, i)) for i, leaf in enumerate(leaves)]):
+    cold_options = [_options(leaf, summary, hints, _rank(leaves, i)) for i, leaf in enumerate(leaves)]
+    # the top candidate periods of each periodic kernel are optimised whatever their start value:
+    # the other kernels' defaults can make the right period look bad before optimisation
+    top_periods = {
+        i: [option["period"] for option in opts[:PRIORITY_PERIODS]]
+        for i, (leaf, opts) in enumerate(zip(leaves, cold_options)) if leaf.name == "PER" and hints.periods
+    }
+    for assignment in _one_at_a_time(cold_options):
+        expr_start = _assign(cold_expr, every, assignment, summary)
         for noise_factor in COLD_NOISE_FACTORS:
-            pool.append(Start(_assign(cold_expr, every, assignment, summary), "cold", noise_factor))
+            priority = noise_factor == COLD_NOISE_FACTORS[0] and any(
+                assignment[i]["period"] in periods and all(
+                    assignment[j] is cold_options[j][0] for j in every if j != i
+                )
+                for i, periods in top_periods.items()
+            )
+            pool.append(Start(expr_start, "cold", noise_factor, priority))
     return pool
 
 
@@ -240,7 +261,8 @@ def _one_at_a_time(options):
 
 
 def select_starts(pool, values, n_warm=2, n_cold=2):
-    """Indices of the pool starts worth optimising: the nested start, the best warm and cold ones.
+    """Indices of the pool starts worth optimising: the nested start, the best warm and cold ones,
+    and the priority starts (top candidate periods).
 
     ``values`` are the objective at each start (``-inf`` where it failed).
     Without a parent (no warm start) the ``n_warm + n_cold`` best cold
@@ -255,6 +277,7 @@ def select_starts(pool, values, n_warm=2, n_cold=2):
     for group, count in ((warm, n_warm), (cold, n_cold)):
         group.sort(key=lambda i: -values[i])
         chosen += group[:count]
+    chosen += [i for i in cold if pool[i].priority and i not in chosen]
     return chosen
 
 

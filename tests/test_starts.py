@@ -155,12 +155,16 @@ def test_select_starts_keeps_nested_and_best_warm_and_cold():
     kinds = ["nested", "warm", "warm", "warm", "cold", "cold", "cold"]
 
     class S:
-        def __init__(self, kind):
+        def __init__(self, kind, priority=False):
             self.kind = kind
+            self.priority = priority
 
     pool = [S(k) for k in kinds]
     values = [1.0, 5.0, -np.inf, 7.0, 0.0, 3.0, 2.0]
     assert select_starts(pool, values) == [0, 3, 1, 5, 6]
+    # priority starts (top candidate periods) are optimised whatever their start value
+    pool[4].priority = True
+    assert select_starts(pool, values) == [0, 3, 1, 5, 6, 4]
     # without warm starts the best cold ones fill their places
     assert select_starts([S("cold")] * 4, [1.0, 4.0, 3.0, 2.0]) == [1, 2, 3, 0]
 
