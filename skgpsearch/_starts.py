@@ -153,7 +153,7 @@ def _new_leaf_positions(expr):
     return [i for i, leaf in enumerate(leaves) if not leaf.params]
 
 
-def _assign(expr, positions, values, summary):
+def _assign(expr, positions, values):
     """``expr`` with the leaves at ``positions`` carrying ``values`` (a dict each), others unchanged."""
     chosen = dict(zip(positions, values))
     counter = iter(range(len(expr.leaves)))
@@ -203,7 +203,7 @@ def start_pool(expr, summary, hints=None):
             new_terms = []
         residual = hints.residual_variance or summary.target_variance
         for n_assignment, assignment in enumerate(assignments):
-            warm = _assign(expr, positions, assignment, summary)
+            warm = _assign(expr, positions, assignment)
             if not new_terms:
                 pool.append(Start(warm, "warm", 1.0))
                 continue
@@ -224,7 +224,7 @@ def start_pool(expr, summary, hints=None):
         for i, (leaf, opts) in enumerate(zip(leaves, cold_options)) if leaf.name == "PER" and hints.periods
     }
     for assignment in _one_at_a_time(cold_options):
-        expr_start = _assign(cold_expr, every, assignment, summary)
+        expr_start = _assign(cold_expr, every, assignment)
         for noise_factor in COLD_NOISE_FACTORS:
             priority = noise_factor == COLD_NOISE_FACTORS[0] and any(
                 assignment[i]["period"] in periods and all(
