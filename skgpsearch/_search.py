@@ -28,7 +28,7 @@ from ._engine._regression import (
     optimize_hyperparameters,
     random_starts,
 )
-from ._starts import StartHints, evaluate_starts, select_starts, start_pool
+from ._starts import StartHints, profile_starts, select_raw_and_profiled, start_pool
 from .criteria import HyperPrior
 from .kernels import default_hyperparameters, from_kernel, to_kernel
 
@@ -129,8 +129,10 @@ class RegressionCandidateFitter:
 
     Starts: the pool of :func:`skgpsearch._starts.start_pool` is scored by one
     likelihood evaluation per start (on the screening subset when there is
-    one); the nested start, the best warm and cold starts and ``n_restarts``
-    random starts are optimised to convergence. From ``MIN_SUBSET_SCREEN``
+    one), as it is and rescaled to its best overall amplitude; the nested
+    start, the best warm and cold starts of both rankings, the cold starts at
+    the top candidate periods and ``n_restarts`` random starts are optimised
+    to convergence (:func:`skgpsearch._starts.select_raw_and_profiled`). From ``MIN_SUBSET_SCREEN``
     rows on, with ``screen_starts`` (the default), this is successive halving:
     every start runs ``SCREEN_MAXITER`` L-BFGS iterations on a random
     ``SCREEN_SIZE``-row subset, and only the best -- with the runner-up when
@@ -177,7 +179,7 @@ class RegressionCandidateFitter:
         with single_threaded_blas():
             objective = RegressionObjective(to_kernel(expr, summary=self.summary), X[rows], y[rows], self.noise_bounds)
             thetas = self._pool_thetas(start_pool(expr, self.summary, hints), noise_init)
-            values = evaluate_starts(objective, thetas)
+            _, values, thetas = profile_starts(objective, thetas)
             best = sorted(range(len(thetas)), key=lambda i: -values[i])[:2]
             _, value, _ = optimize_hyperparameters(
                 objective, [thetas[i] for i in best if np.isfinite(values[i])], SCREEN_CANDIDATE_MAXITER, ftol=SCREEN_FTOL
@@ -220,8 +222,8 @@ class RegressionCandidateFitter:
             )
         pool = start_pool(expr, self.summary, hints)
         thetas = self._pool_thetas(pool, noise_init)
-        values = evaluate_starts(screen or objective, thetas)
-        starts = [thetas[i] for i in select_starts(pool, values)]
+        values, profiled_values, profiled_thetas = profile_starts(screen or objective, thetas)
+        starts = select_raw_and_profiled(pool, thetas, values, profiled_thetas, profiled_values)
         cold = np.append(to_kernel(expr.without_values(), summary=self.summary).theta, math.log(self.default_noise()))
         starts += random_starts(kernel, cold, objective.bounds, self.n_restarts, rng)
         theta, _, failures = optimize_hyperparameters(

@@ -20,7 +20,14 @@ candidate therefore starts from a *pool* of structured guesses:
   that absorbed a component in the parent can move away.
 
 Every start of the pool is scored by one likelihood evaluation (one Cholesky
-factorisation); the best few are optimised (:func:`select_starts`).
+factorisation); the best few are optimised (:func:`select_starts`). For
+regression the same factorisation also gives each start's value at its best
+overall amplitude (:func:`profile_starts`), and the starts are ranked both
+ways (:func:`select_raw_and_profiled`): the raw value favours starts whose
+amplitudes and noise already fit (a nearly noise-free start that interpolates a
+cycle), the profiled value starts whose covariance *shape* fits (a periodic
+kernel at the right period whose default amplitude is far off, which an
+unscaled start can leave in its first optimiser steps).
 """
 
 from __future__ import annotations
@@ -34,7 +41,10 @@ from ._engine._linalg import NumericalError
 from .grammar._expr import _scale
 from .kernels import default_hyperparameters
 
-__all__ = ["StartHints", "Start", "start_pool", "select_starts", "leaf_options", "lengthscale_scales"]
+__all__ = [
+    "StartHints", "Start", "start_pool", "select_starts", "leaf_options", "lengthscale_scales", "profile_starts",
+    "evaluate_starts", "select_raw_and_profiled",
+]
 
 #: Shares of the parent's residual variance that a new additive term starts with (besides 1 %).
 TAKE_OVER_SHARES = (0.2, 0.6)
@@ -196,6 +206,10 @@ def start_pool(expr, summary, hints=None):
     positions = _new_leaf_positions(expr)
     assignments = _one_at_a_time([_options(leaves[i], summary, hints) for i in positions])
     pool = []
+    if expr.has_values and not positions:
+        # every kernel carries fitted values (a refit on other rows, a child that dropped a term):
+        # they are the natural warm start
+        pool.append(Start(expr, "warm", 1.0))
     if expr.has_values and positions:
         terms = expr.terms()
         new_terms = [i for i, term in enumerate(terms) if not any(leaf.params for leaf in term.leaves)]
@@ -279,6 +293,59 @@ def select_starts(pool, values, n_warm=2, n_cold=2):
         chosen += group[:count]
     chosen += [i for i in cold if pool[i].priority and i not in chosen]
     return chosen
+
+
+def profile_starts(objective, thetas):
+    """Each start as it is and rescaled to its best overall amplitude, with the objective at both.
+
+    See :meth:`RegressionObjective.profile_amplitude`: one Cholesky per start,
+    as :func:`evaluate_starts`. The rescaled start is compared by the shape of
+    its covariance rather than by how well its amplitudes happen to match the
+    data, and the optimiser starts it without a large initial scale gradient
+    (whose first steps can throw a start out of its basin).
+
+    Returns
+    -------
+    values, profiled_values : list of float
+        ``-inf`` where a start is not positive definite.
+    profiled_thetas : list of ndarray
+        The rescaled starts (a failed start unchanged).
+    """
+    values, profiled_values, profiled_thetas = [], [], []
+    for theta in thetas:
+        theta = np.clip(theta, objective.bounds[:, 0], objective.bounds[:, 1])
+        try:
+            scaled, scaled_value, value = objective.profile_amplitude(theta)
+        except NumericalError:
+            scaled, scaled_value, value = theta, -math.inf, -math.inf
+        values.append(float(value) if np.isfinite(value) else -math.inf)
+        profiled_values.append(float(scaled_value) if np.isfinite(scaled_value) else -math.inf)
+        profiled_thetas.append(scaled)
+    return values, profiled_values, profiled_thetas
+
+
+def select_raw_and_profiled(pool, thetas, values, profiled_thetas, profiled_values, n_per_ranking=1):
+    """Starting points to optimise, chosen by two rankings of the pool.
+
+    The start values themselves favour starts whose amplitudes already fit
+    (e.g. a nearly noise-free short-lengthscale start that interpolates a
+    cycle); the amplitude-profiled values favour starts whose covariance
+    shape fits. Each ranking contributes its nested start (raw ranking
+    only: it must stay next to the parent's optimum), its ``n_per_ranking``
+    best warm and cold starts (twice that many cold ones without a parent),
+    and the priority starts, see :func:`select_starts` -- the cold starts at
+    the top candidate periods both as they are and rescaled: which of the two
+    reaches the periodic basin differs between data sets (measured in
+    ``benchmarks/fit_quality.py``, each alone misses pairs the other finds).
+    """
+    chosen = [(i, thetas[i]) for i in select_starts(pool, values, n_per_ranking, n_per_ranking)]
+    chosen += [(i, profiled_thetas[i]) for i in select_starts(pool, profiled_values, n_per_ranking, n_per_ranking)
+               if pool[i].kind != "nested"]
+    starts = []
+    for i, theta in chosen:
+        if not any(np.allclose(theta, other, rtol=0.0, atol=1e-6) for other in starts):
+            starts.append(theta)
+    return starts
 
 
 def evaluate_starts(objective, thetas):

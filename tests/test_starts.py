@@ -15,6 +15,8 @@ from skgpsearch._starts import (
     StartHints,
     leaf_options,
     lengthscale_scales,
+    profile_starts,
+    select_raw_and_profiled,
     select_starts,
     start_pool,
 )
@@ -151,6 +153,22 @@ def test_new_additive_term_starts_with_shares_of_the_residual_variance():
     assert all(se_leaf(s).params["variance"] == pytest.approx(summary.target_variance) for s in cold)
 
 
+def test_a_structure_with_every_value_fitted_starts_from_its_own_values():
+    X = np.linspace(0, 5, 50)[:, None]
+    y = np.sin(2 * X[:, 0]) + 0.3 * X[:, 0]
+    y_fit, summary, fitter = _fitter(X, y)
+    fitted = fitter(parse("SE(0) * LIN(0)"), X, y_fit, 0)["structure"]
+    pool = start_pool(fitted, summary)
+    assert pool[0].kind == "warm" and pool[0].expr == fitted
+    assert [leaf.params for leaf in pool[0].expr.leaves] == [leaf.params for leaf in fitted.leaves]
+    # refitting on other rows from those values reaches at least what the values give there
+    rows = np.arange(0, 50, 2)
+    objective = RegressionObjective(to_kernel(fitted, summary=summary), X[rows], y_fit[rows], fitter.noise_bounds)
+    at_values = objective(np.append(objective.kernel.theta, math.log(fitter.default_noise())))
+    refit = fitter(fitted, X[rows], y_fit[rows], 0)
+    assert refit["log_marginal_likelihood"] + rows.size * math.log(fitter.y_std) >= at_values - 1e-6
+
+
 def test_select_starts_keeps_nested_and_best_warm_and_cold():
     kinds = ["nested", "warm", "warm", "warm", "cold", "cold", "cold"]
 
@@ -167,6 +185,67 @@ def test_select_starts_keeps_nested_and_best_warm_and_cold():
     assert select_starts(pool, values) == [0, 3, 1, 5, 6, 4]
     # without warm starts the best cold ones fill their places
     assert select_starts([S("cold")] * 4, [1.0, 4.0, 3.0, 2.0]) == [1, 2, 3, 0]
+
+
+@pytest.mark.parametrize("text", ["SE(0) * PER(0) + LIN(1)", "RQ(0) + SE(0) * SE(1)", "LIN(0) * LIN(0) + M32(1)"])
+def test_amplitude_profile_is_the_best_overall_scale(text):
+    rng = np.random.default_rng(0)
+    X = rng.uniform(0, 5, size=(60, 2))
+    y = np.sin(2 * X[:, 0]) + 0.5 * X[:, 1] + 0.1 * rng.normal(size=60)
+    summary = DataSummary.from_data(X, y)
+    objective = RegressionObjective(to_kernel(parse(text), summary=summary), X, y, (1e-6, 10.0))
+    theta = np.append(objective.kernel.theta, math.log(0.05))
+    # shifting the amplitudes and the noise by log s multiplies the whole covariance by s
+    shifted = theta.copy()
+    shifted[objective.amplitudes] += math.log(3.0)
+    shifted[-1] += math.log(3.0)
+    np.testing.assert_allclose(objective.covariance(shifted), 3.0 * objective.covariance(theta), rtol=1e-10)
+
+    scaled, scaled_value, value = objective.profile_amplitude(theta)
+    assert value == pytest.approx(objective(theta), rel=1e-10)
+    assert scaled_value == pytest.approx(objective(scaled), rel=1e-10)
+    # brute force along the scale line: no other overall scale is better
+    steps = np.linspace(-4.0, 4.0, 161)
+    values = []
+    for step in steps:
+        candidate = theta.copy()
+        candidate[objective.amplitudes] += step
+        candidate[-1] += step
+        values.append(objective(candidate))
+    assert max(values) <= scaled_value + 1e-9
+    assert scaled_value >= value
+
+
+def test_profiled_starts_and_the_union_of_both_rankings():
+    class S:
+        def __init__(self, kind, priority=False):
+            self.kind = kind
+            self.priority = priority
+
+    pool = [S("nested"), S("warm"), S("warm"), S("cold"), S("cold", priority=True), S("cold")]
+    thetas = [np.full(2, float(i)) for i in range(6)]
+    profiled = [t + 10.0 for t in thetas]
+    values = [0.0, 1.0, 5.0, 3.0, -1.0, 2.0]
+    profiled_values = [9.0, 6.0, 1.0, 0.0, -1.0, 8.0]
+    starts = select_raw_and_profiled(pool, thetas, values, profiled, profiled_values)
+    # raw ranking: nested, best warm (2), best cold (3), the priority start (4); profiled: best
+    # warm (1), best cold (5), the priority start (4), never the nested one
+    expected = [thetas[0], thetas[2], thetas[3], thetas[4], profiled[1], profiled[5], profiled[4]]
+    assert len(starts) == len(expected)
+    for got, want in zip(starts, expected):
+        np.testing.assert_array_equal(got, want)
+    # a start chosen by both rankings at the same point is optimised once
+    same = select_raw_and_profiled(pool, thetas, values, thetas, values)
+    assert len(same) == len({tuple(t) for t in same})
+
+    # profile_starts on a real objective: the value at the start and at its rescaled point
+    X = np.linspace(0, 1, 20)[:, None]
+    y = np.sin(6 * X[:, 0])
+    objective = RegressionObjective(to_kernel(parse("SE(0)"), summary=DataSummary.from_data(X, y)), X, y, (1e-6, 10.0))
+    good = np.array([0.0, math.log(0.3), math.log(0.01)])
+    raw, prof, points = profile_starts(objective, [good])
+    assert raw[0] == pytest.approx(objective(good))
+    assert prof[0] == pytest.approx(objective(points[0])) and prof[0] >= raw[0]
 
 
 # -- fits that the start rules fix -------------------------------------------------------------

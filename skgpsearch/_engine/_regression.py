@@ -7,7 +7,6 @@ the parameter vector ``theta = [kernel.theta, log(noise_variance)]``.
 from __future__ import annotations
 
 import math
-import re
 import warnings
 
 import numpy as np
@@ -19,7 +18,7 @@ from scipy.spatial.distance import squareform
 from ._kernel_tree import KernelTree, expand
 from ._linalg import NumericalError, cholesky_inverse, cholesky_solve, jittered_cholesky
 
-__all__ = ["RegressionObjective", "GPPosterior", "optimize_hyperparameters", "random_starts"]
+__all__ = ["RegressionObjective", "GPPosterior", "optimize_hyperparameters", "random_starts", "amplitude_indices"]
 
 _LOG_2PI = math.log(2.0 * math.pi)
 
@@ -63,6 +62,7 @@ class RegressionObjective:
         kb = kernel.bounds
         kb = np.asarray(kb, dtype=float).reshape(-1, 2)
         self.bounds = np.vstack([kb, np.log(np.asarray(noise_bounds, dtype=float))[np.newaxis, :]])
+        self.amplitudes = amplitude_indices(kernel)
         self.n_evaluations = 0
 
     @property
@@ -106,6 +106,49 @@ class RegressionObjective:
         if not eval_gradient:
             return out + log_prior
         return out[0] + log_prior, out[1] - z / sds
+
+    def profile_amplitude(self, theta):
+        """``theta`` rescaled to the covariance's best overall scale, the objective there, and at ``theta``.
+
+        Every additive term of a compiled kernel carries exactly one amplitude
+        (``...variance``), so adding ``log s`` to the amplitudes and the noise
+        variance scales the whole covariance by ``s``. The log marginal
+        likelihood of ``s K`` is maximised in closed form by
+        ``s = yᵀK⁻¹y / n``, from the same Cholesky factor as the value at
+        ``theta``: a start whose kernel shape fits but whose amplitudes are off
+        (a cold start at the target variance, a noise-free start) is then
+        ranked by its shape, not by its scale. For the leave-one-out and
+        MAP objectives the scale is the likelihood's and the value is the
+        objective's own at the rescaled point.
+
+        Returns
+        -------
+        scaled_theta : ndarray
+        scaled_value, value : float
+            The objective at ``scaled_theta`` and at ``theta``.
+
+        Raises
+        ------
+        NumericalError
+            When the covariance at ``theta`` is not positive definite.
+        """
+        theta = np.asarray(theta, dtype=float)
+        self.n_evaluations += 1
+        L, _ = jittered_cholesky(self.covariance(theta))
+        quadratic = float(self.y @ cholesky_solve(L, self.y))
+        half_log_det = float(np.log(np.diag(L)).sum())
+        exact = self.kind == "lml" and self.prior is None
+        value = -0.5 * quadratic - half_log_det - 0.5 * self.n * _LOG_2PI if exact else self(theta)
+        if not (np.isfinite(quadratic) and quadratic > 0.0):
+            return theta, value, value
+        log_scale = math.log(quadratic / self.n)
+        scaled = theta.copy()
+        scaled[self.amplitudes] += log_scale
+        scaled[-1] += log_scale
+        clipped = np.clip(scaled, self.bounds[:, 0], self.bounds[:, 1])
+        if not exact or not np.array_equal(clipped, scaled):
+            return clipped, self(clipped), value
+        return scaled, -0.5 * self.n * (1.0 + log_scale + _LOG_2PI) - half_log_det, value
 
     def _log_marginal_likelihood(self, L, alpha, theta, eval_gradient):
         lml = -0.5 * float(self.y @ alpha) - float(np.log(np.diag(L)).sum()) - 0.5 * self.n * _LOG_2PI
@@ -151,6 +194,11 @@ def _hyperparameter_names(kernel):
     return names + ["noise_variance"]
 
 
+def amplitude_indices(kernel):
+    """Positions in ``kernel.theta`` of the amplitudes (variances) of the kernel's terms."""
+    return [j for j, name in enumerate(_hyperparameter_names(kernel)[:-1]) if name.endswith("variance")]
+
+
 def random_starts(kernel, theta0, bounds, n_starts, rng, with_noise=True):
     """Random starting points inside the bounds.
 
@@ -168,7 +216,7 @@ def random_starts(kernel, theta0, bounds, n_starts, rng, with_noise=True):
         theta = np.empty_like(theta0)
         for j, name in enumerate(names):
             low, high = bounds[j]
-            if re.search(r"variance$", name):
+            if name.endswith("variance"):
                 low, high = max(low, theta0[j] - math.log(10.0)), min(high, theta0[j] + math.log(10.0))
             theta[j] = rng.uniform(low, high)
         starts.append(theta)
