@@ -266,7 +266,11 @@ def regression_start_hints(parent, X, y, summary, period_columns):
     """Start hints of a regression candidate: the parent's residual variance and candidate periods.
 
     Periods per column come from :func:`period_candidates` applied to the
-    parent's residuals (``y`` itself without a parent) and to ``y``.
+    parent's residuals (``y`` itself without a parent) and to ``y``. The
+    residuals are leave-one-out residuals: a parent that interpolates the data
+    (noise at its lower bound) has training residuals of nearly zero, which
+    would start every new term at a share of nothing and hide the cycle it
+    missed from the periodogram.
     """
     residuals = y
     residual_variance = None
@@ -275,7 +279,7 @@ def regression_start_hints(parent, X, y, summary, period_columns):
             kernel = to_kernel(parent["structure"], summary=summary)
             with single_threaded_blas():
                 posterior = GPPosterior(kernel, parent["noise_variance"], X, y)
-            residuals = y - posterior.predict(X)[0]
+                residuals = posterior.loo_residuals()
             residual_variance = max(float(np.mean(residuals**2)), parent["noise_variance"])
         except NumericalError:
             residuals = y

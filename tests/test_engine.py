@@ -169,3 +169,15 @@ def test_periodogram_finds_the_period_with_irregular_sampling():
     assert dominant_period(x, values, 0.2, 30.0) == pytest.approx(2.7, rel=0.02)
     assert dominant_period(x, np.ones(200), 0.2, 30.0) is None
     assert dominant_period(np.ones(10), values[:10], 0.2, 30.0) is None
+
+
+def test_loo_residuals_equal_refits_without_each_point():
+    rng = np.random.default_rng(5)
+    X = np.sort(rng.uniform(0, 4, size=(25, 1)), axis=0)
+    y = np.sin(3 * X[:, 0]) + 0.1 * rng.normal(size=25)
+    kernel = to_kernel(parse("SE(0) + PER(0)"), summary=DataSummary.from_data(X, y))
+    residuals = GPPosterior(kernel, 0.02, X, y).loo_residuals()
+    for i in range(len(y)):
+        keep = np.arange(len(y)) != i
+        mean, _ = GPPosterior(kernel, 0.02, X[keep], y[keep]).predict(X[i:i + 1])
+        assert residuals[i] == pytest.approx(y[i] - mean[0], rel=1e-6, abs=1e-9)

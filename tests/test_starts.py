@@ -7,7 +7,7 @@ import pytest
 
 from skgpsearch import CompositionalGPRegressor
 from skgpsearch._engine._periodogram import dominant_period, period_candidates, periodogram_peaks, smooth_trend
-from skgpsearch._engine._regression import RegressionObjective, optimize_hyperparameters
+from skgpsearch._engine._regression import GPPosterior, RegressionObjective, optimize_hyperparameters
 from skgpsearch._starts import (
     NESTED_SHARE,
     RQ_ALPHAS,
@@ -167,6 +167,23 @@ def test_a_structure_with_every_value_fitted_starts_from_its_own_values():
     at_values = objective(np.append(objective.kernel.theta, math.log(fitter.default_noise())))
     refit = fitter(fitted, X[rows], y_fit[rows], 0)
     assert refit["log_marginal_likelihood"] + rows.size * math.log(fitter.y_std) >= at_values - 1e-6
+
+
+def test_an_interpolating_parent_still_leaves_variance_for_a_new_term():
+    # a noise-free smooth kernel interpolates a cycle: its training residuals vanish, but what
+    # it fails to predict of each point from the others (leave-one-out) does not
+    x = np.linspace(0, 10, 120)
+    y = np.sin(2 * np.pi * x / 0.9) + 0.2 * x
+    X = x[:, None]
+    y_fit, summary, fitter = _fitter(X, y)
+    structure = parse("SE(0)").map_leaves(lambda leaf: leaf.with_params({"variance": 1.0, "lengthscale": 0.3}))
+    parent = {"status": "ok", "structure": structure, "noise_variance": 1e-6}
+    training = y_fit - GPPosterior(to_kernel(structure, summary=summary), 1e-6, X, y_fit).predict(X)[0]
+    assert np.mean(training**2) < 1e-4
+    hints = fitter.start_hints(parent, X, y_fit, [0])
+    assert hints.residual_variance > 100 * np.mean(training**2)
+    # the cycle is among the first candidate periods (from the smoothly detrended data)
+    assert any(period == pytest.approx(0.9, rel=0.05) for period in hints.periods[0][:2])
 
 
 def test_select_starts_keeps_nested_and_best_warm_and_cold():

@@ -334,6 +334,16 @@ class GPPosterior:
             -0.5 * float(self.y @ self.alpha) - float(np.log(np.diag(self.L)).sum()) - 0.5 * n * _LOG_2PI
         )
 
+    def loo_residuals(self):
+        """Leave-one-out residuals y_i − E[y_i | y_−i] = α_i / [K⁻¹]_ii (R&W eq. 5.12).
+
+        What the model fails to predict of each point from the others: unlike
+        the training residuals, they do not vanish when the model interpolates
+        the data (noise variance at its lower bound).
+        """
+        inverse_diagonal = np.diag(cholesky_inverse(self.L)).copy()
+        return self.alpha / inverse_diagonal
+
     def predict(self, X, return_std=False, return_cov=False):
         """Posterior mean of the latent function at ``X``, and its std or covariance."""
         K_star = self.kernel(X, self.X)
