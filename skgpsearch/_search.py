@@ -132,8 +132,9 @@ class RegressionCandidateFitter:
     one), as it is and rescaled to its best overall amplitude; the nested
     start, the best warm and cold starts of both rankings, the cold starts at
     the top candidate periods and ``n_restarts`` random starts are optimised
-    to convergence (:func:`skgpsearch._starts.select_raw_and_profiled`). From ``MIN_SUBSET_SCREEN``
-    rows on, with ``screen_starts`` (the default), this is successive halving:
+    to convergence (:func:`skgpsearch._starts.select_raw_and_profiled`).
+    From ``MIN_SUBSET_SCREEN`` rows on, with ``screen_starts`` (the default),
+    this is successive halving:
     every start runs ``SCREEN_MAXITER`` L-BFGS iterations on a random
     ``SCREEN_SIZE``-row subset, and only the best -- with the runner-up when
     within ``REFINE_MARGIN`` nats -- are optimised on all the data.
