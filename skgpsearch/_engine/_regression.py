@@ -139,7 +139,7 @@ class RegressionObjective:
         half_log_det = float(np.log(np.diag(L)).sum())
         exact = self.kind == "lml" and self.prior is None
         value = -0.5 * quadratic - half_log_det - 0.5 * self.n * _LOG_2PI if exact else self(theta)
-        if not (np.isfinite(quadratic) and quadratic > 0.0):
+        if not (self.amplitudes and np.isfinite(quadratic) and quadratic > 0.0):
             return theta, value, value
         log_scale = math.log(quadratic / self.n)
         scaled = theta.copy()
