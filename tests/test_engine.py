@@ -80,6 +80,48 @@ def test_tree_matrix_and_contractions_match_sklearn_tensor(expr, seed):
     np.testing.assert_allclose(tree.contract(G), expected, rtol=1e-9, atol=1e-9)
 
 
+# gridded inputs: a monthly time axis (column 0, as the series of the extrapolation benchmark)
+# and integer-valued columns 1, 2; column 3 is continuous and gets no lag storage
+GRID_X = np.column_stack(
+    [1949.0 + np.arange(48) / 12.0, rng.integers(0, 4, 48), rng.integers(0, 3, 48), rng.normal(size=48)]
+).astype(float)
+GRID_SUMMARY = DataSummary.from_data(GRID_X, rng.normal(size=48))
+
+
+def test_lag_storage_only_where_distances_repeat():
+    tree = KernelTree(to_kernel(parse("SE(0) * PER(0) + RQ(1) + SE(3)"), summary=GRID_SUMMARY), GRID_X)
+    lags = tree.lags((0,))
+    assert lags is not None and lags.m == 47  # a regular grid of 48 points has 47 non-zero lags
+    np.testing.assert_allclose(np.sqrt(lags.d2), np.arange(1, 48) / 12.0, rtol=1e-9)
+    assert tree.lags((3,)) is None  # continuous: every pair has its own distance
+    assert tree.root.lags is None  # the sum mixes columns 0, 1 and 3
+
+
+@settings(max_examples=40, deadline=None)
+@given(expressions(max_leaves=5), st.integers(0, 1000))
+def test_lag_storage_matches_sklearn_tensor_on_gridded_inputs(expr, seed):
+    """Per-lag evaluation and per-lag reduced contractions give scikit-learn's matrix and tensor."""
+    kernel = to_kernel(expr, summary=GRID_SUMMARY)
+    kernel.theta = random_theta(kernel, seed)
+    tree = KernelTree(kernel, GRID_X)
+    K, dK = kernel(GRID_X, eval_gradient=True)
+    # distances of a gridded axis agree to rounding only, hence the looser tolerance than above
+    np.testing.assert_allclose(tree.matrix(), K, rtol=1e-10, atol=1e-10 * np.abs(K).max())
+    G = np.random.default_rng(seed).normal(size=K.shape)
+    expected = np.einsum("ij,ijk->k", G, dK)
+    scale = np.abs(G).sum() * max(np.abs(dK).max(), 1.0)
+    np.testing.assert_allclose(tree.contract(G), expected, rtol=1e-8, atol=1e-11 * scale)
+
+
+def test_a_product_of_lag_nodes_stays_on_lags():
+    kernel = to_kernel(parse("(SE(0) + PER(0)) * RQ(0) + LIN(0)"), summary=GRID_SUMMARY)
+    tree = KernelTree(kernel, GRID_X)
+    np.testing.assert_allclose(tree.matrix(), kernel(GRID_X), rtol=1e-10)
+    product = tree.root.left if tree.root.left.lags is not None else tree.root.right
+    assert product.lags is tree.lags((0,)) and product.k.shape == (47,)
+    assert tree.root.lags is None  # LIN is not a function of the lag
+
+
 def test_generic_scikit_learn_leaves_and_anisotropic_kernels():
     kernel = (
         ActiveColumns(sk.RBF([1.0, 2.0]), [0, 1]) * sk.ConstantKernel(2.0)

@@ -23,6 +23,16 @@ and gd_a = G_aa.
 Catalogue kernels (optionally inside :class:`ActiveColumns`) have such fast
 leaves; any other scikit-learn kernel is a leaf evaluated through its own
 ``eval_gradient``.
+
+On gridded inputs (a regular time series, integer-valued columns) the
+n(n−1)/2 pairwise distances take far fewer distinct values: n − 1 on a
+regular 1-D grid. Stationary and periodic leaves then work on *lag
+storage* -- one value per distinct distance -- and so do the sums and
+products of leaves that share those lags (their covariance is a function of
+the lag too, Toeplitz in 1-D). Values are gathered to condensed storage only
+where a lag node meets a node without that structure (a LIN term, another
+column, the root), and a contraction is first reduced to per-lag sums of g
+there: Σ_{a<b} g_ab f(d_ab) = Σ_u f(d_u) Σ_{ab: d_ab = d_u} g_ab.
 """
 
 from __future__ import annotations
@@ -41,6 +51,57 @@ __all__ = ["KernelTree", "condense", "expand"]
 
 _SQRT3 = math.sqrt(3.0)
 _SQRT5 = math.sqrt(5.0)
+#: Lag storage is used when the distinct distances are at most this share of the pairs.
+LAG_SHARE = 0.25
+#: Distances equal to this relative precision (of the largest) share a lag.
+LAG_RESOLUTION = 1e-10
+
+
+class Lags:
+    """The distinct pairwise distances of one column set and the map pair -> lag.
+
+    Attributes
+    ----------
+    d2 : ndarray (m,)
+        Squared distance of each lag.
+    inverse : ndarray (n(n−1)/2,)
+        Lag of each pair, in condensed order.
+    """
+
+    def __init__(self, d2, inverse):
+        self.d2 = d2
+        self.inverse = inverse
+        self.m = d2.shape[0]
+        self._d = None
+
+    @classmethod
+    def from_squared_distances(cls, d2):
+        """Lags of condensed squared distances, or ``None`` when they are not few enough."""
+        if d2.size < 64:
+            return None
+        top = float(d2.max())
+        if not top > 0.0:
+            return None
+        # squared distances agree to twice the relative precision of the distances
+        keys = np.rint(d2 * (1.0 / (2.0 * LAG_RESOLUTION * top))).astype(np.int64)
+        unique_keys, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+        if unique_keys.size > LAG_SHARE * d2.size:
+            return None
+        return cls(d2[first], inverse.astype(np.intp, copy=False).ravel())
+
+    @property
+    def d(self):
+        if self._d is None:
+            self._d = np.sqrt(self.d2)
+        return self._d
+
+    def gather(self, values):
+        """Condensed storage of per-lag values."""
+        return values[self.inverse]
+
+    def reduce(self, g):
+        """Per-lag sums of a condensed vector."""
+        return np.bincount(self.inverse, weights=g, minlength=self.m)
 
 
 def condense(M):
@@ -96,6 +157,13 @@ class KernelTree:
             self._distances[key] = np.sqrt(self.squared_distances(columns))
         return self._distances[key]
 
+    def lags(self, columns):
+        """:class:`Lags` of ``columns`` when their distances are few, else ``None`` (cached)."""
+        key = ("lags", columns)
+        if key not in self._distances:
+            self._distances[key] = Lags.from_squared_distances(self.squared_distances(columns))
+        return self._distances[key]
+
     def columns_of(self, columns):
         return self.X if columns is None else self.X[:, list(columns)]
 
@@ -128,7 +196,8 @@ class KernelTree:
 
     def forward(self):
         """Condensed K(X, X) at the current theta: (upper triangle, diagonal)."""
-        return self.root.forward()
+        k, kd = self.root.forward()
+        return _condensed(self.root, k), kd
 
     def matrix(self):
         """Full K(X, X) at the current theta (a new array)."""
@@ -137,7 +206,7 @@ class KernelTree:
     def contract_condensed(self, g, gd):
         """Σ_{a<b} g_ab ∂K_ab/∂θ_j + Σ_a gd_a ∂K_aa/∂θ_j; ``forward()`` must be current."""
         out = np.zeros(self.n_dims)
-        self.root.backward(g, gd, out)
+        self.root.backward(_in_own_storage(self.root, g), gd, out)
         return out
 
     def contract(self, G):
@@ -145,39 +214,65 @@ class KernelTree:
         return self.contract_condensed(squareform(G + G.T, checks=False), np.diag(G).copy())
 
 
+def _condensed(node, k):
+    """A node's off-diagonal values in condensed storage."""
+    return k if node.lags is None else node.lags.gather(k)
+
+
+def _in_own_storage(node, g):
+    """A condensed contraction vector in ``node``'s storage (reduced to lags if it has them)."""
+    return g if node.lags is None else node.lags.reduce(g)
+
+
 class _SumNode:
     def __init__(self, left, right):
         self.left, self.right = left, right
+        # both children on the same lags: this node's values are a function of the lag too
+        self.lags = left.lags if left.lags is not None and left.lags is right.lags else None
 
     def leaves(self):
         return self.left.leaves() + self.right.leaves()
 
-    def forward(self):
+    def _children_forward(self):
         k1, d1 = self.left.forward()
         k2, d2 = self.right.forward()
+        if self.lags is None:
+            k1, k2 = _condensed(self.left, k1), _condensed(self.right, k2)
+        return k1, d1, k2, d2
+
+    def forward(self):
+        k1, d1, k2, d2 = self._children_forward()
         self.k, self.kd = k1 + k2, d1 + d2
         return self.k, self.kd
 
     def backward(self, g, gd, out):
-        self.left.backward(g, gd, out)
-        self.right.backward(g, gd, out)
+        if self.lags is None:
+            self.left.backward(_in_own_storage(self.left, g), gd, out)
+            self.right.backward(_in_own_storage(self.right, g), gd, out)
+        else:
+            self.left.backward(g, gd, out)
+            self.right.backward(g, gd, out)
 
 
 class _ProductNode(_SumNode):
-    def forward(self, *_):
-        k1, d1 = self.left.forward()
-        k2, d2 = self.right.forward()
+    def forward(self):
+        k1, d1, k2, d2 = self._children_forward()
+        self.k1, self.k2 = k1, k2  # each child's values in this node's storage
         self.k, self.kd = k1 * k2, d1 * d2
         return self.k, self.kd
 
     def backward(self, g, gd, out):
-        self.left.backward(g * self.right.k, gd * self.right.kd, out)
-        self.right.backward(g * self.left.k, gd * self.left.kd, out)
+        g_left, g_right = g * self.k2, g * self.k1
+        if self.lags is None:
+            g_left, g_right = _in_own_storage(self.left, g_left), _in_own_storage(self.right, g_right)
+        self.left.backward(g_left, gd * self.right.kd, out)
+        self.right.backward(g_right, gd * self.left.kd, out)
 
 
 class _Leaf:
     n_dims = 0
     slice = None
+    lags = None
 
     def leaves(self):
         return [self]
@@ -211,12 +306,16 @@ def _fast_leaf(kernel, columns, tree):
     if isinstance(kernel, _Stationary):
         if kernel.anisotropic:
             return None
-        return _StationaryLeaf(kernel, tree.squared_distances(columns), tree.n)
+        lags = tree.lags(columns)
+        d2 = tree.squared_distances(columns) if lags is None else lags.d2
+        return _StationaryLeaf(kernel, d2, tree.n, lags)
     if isinstance(kernel, Periodic):
         X = tree.columns_of(columns)
         if X.shape[1] != 1:
             kernel._one_column(X, "X")  # raises the explanatory ValueError
-        return _PeriodicLeaf(kernel, tree.distances(columns), tree.n)
+        lags = tree.lags(columns)
+        d = tree.distances(columns) if lags is None else lags.d
+        return _PeriodicLeaf(kernel, d, tree.n, lags)
     if isinstance(kernel, Linear):
         return _LinearLeaf(kernel, tree.columns_of(columns), tree.n)
     if isinstance(kernel, Constant):
@@ -273,10 +372,11 @@ class _StationaryLeaf(_CatalogueLeaf):
     ∂K/∂log α = K ⊙ α (u/(1+u) − log(1+u)).
     """
 
-    def __init__(self, kernel, d2, n):
+    def __init__(self, kernel, d2, n, lags=None):
         super().__init__(kernel, n)
         self.kind = kernel.kind
-        self.d2 = d2
+        self.d2 = d2  # per pair, or per lag when ``lags`` is given
+        self.lags = lags
 
     def forward(self):
         variance = self.value("variance")
@@ -341,9 +441,10 @@ class _PeriodicLeaf(_CatalogueLeaf):
     ∂K/∂log l = K ⊙ 4 sin²(a)/l²; ∂K/∂log p = K ⊙ (2/l²) a sin(2a) = K ⊙ (4/l²) a sin(a) cos(a).
     """
 
-    def __init__(self, kernel, d, n):
+    def __init__(self, kernel, d, n, lags=None):
         super().__init__(kernel, n)
-        self.d = d
+        self.d = d  # per pair, or per lag when ``lags`` is given
+        self.lags = lags
 
     def forward(self):
         a = self.d * (math.pi / self.value("period"))

@@ -10,7 +10,7 @@ import math
 import warnings
 
 import numpy as np
-from scipy.linalg import solve_triangular
+from scipy.linalg import blas, solve_triangular
 from scipy.optimize import minimize
 
 from scipy.spatial.distance import squareform
@@ -157,9 +157,11 @@ class RegressionObjective:
         # W = αα^T − K^{-1}; dL/dθ_j = ½ tr(W ∂K/∂θ_j) = Σ_{a<b} W_ab ∂K_ab + ½ Σ_a W_aa ∂K_aa
         inverse = cholesky_inverse(L)  # lower triangle only
         del L
-        w = squareform(np.outer(alpha, alpha), checks=False)
-        w -= squareform(inverse.T, checks=False)
-        wd = alpha * alpha - np.diag(inverse)
+        # K^{-1} − αα^T in place on the lower triangle (a BLAS rank-one update, no n × n temporary)
+        inverse = blas.dsyr(-1.0, alpha, a=inverse, lower=1, overwrite_a=1)
+        w = squareform(inverse.T, checks=False)
+        w *= -1.0
+        wd = -np.diag(inverse)
         del inverse
         noise = math.exp(theta[-1])
         grad_noise = 0.5 * noise * float(wd.sum())
