@@ -45,6 +45,7 @@ from sklearn.base import clone
 from sklearn.gaussian_process import kernels as sk
 
 from ..kernels._base import CatalogueKernel, Constant, Linear, Periodic, WhiteNoise, _Stationary
+from ..kernels._change import _ChangeOperator
 from ..kernels._columns import ActiveColumns
 
 __all__ = ["KernelTree", "condense", "expand"]
@@ -164,6 +165,13 @@ class KernelTree:
             self._distances[key] = Lags.from_squared_distances(self.squared_distances(columns))
         return self._distances[key]
 
+    def pair_indices(self):
+        """Row and column index of every pair in condensed order (cached)."""
+        if "pairs" not in self._distances:
+            rows, cols = np.triu_indices(self.n, 1)
+            self._distances["pairs"] = (rows.astype(np.intp), cols.astype(np.intp))
+        return self._distances["pairs"]
+
     def columns_of(self, columns):
         return self.X if columns is None else self.X[:, list(columns)]
 
@@ -172,6 +180,15 @@ class KernelTree:
             return _SumNode(self._compile(node.k1, columns), self._compile(node.k2, columns))
         if isinstance(node, sk.Product):
             return _ProductNode(self._compile(node.k1, columns), self._compile(node.k2, columns))
+        if isinstance(node, _ChangeOperator):
+            left, right = self._compile(node.k1, columns), self._compile(node.k2, columns)
+            switch_column = node.column if columns is None else columns[node.column]
+            if switch_column >= self.X.shape[1]:
+                node(self.X[:1])  # raises the explanatory ValueError
+            change = _ChangeNode(node, left, right, self.X[:, switch_column], self.pair_indices())
+            change.slice = slice(self._offset, self._offset + change.n_dims)
+            self._offset += change.n_dims
+            return change
         leaf = None
         if isinstance(node, ActiveColumns) and isinstance(node.kernel, CatalogueKernel):
             cols = tuple(int(c) for c in node._column_indices())
@@ -267,6 +284,61 @@ class _ProductNode(_SumNode):
             g_left, g_right = _in_own_storage(self.left, g_left), _in_own_storage(self.right, g_right)
         self.left.backward(g_left, gd * self.right.kd, out)
         self.right.backward(g_right, gd * self.left.kd, out)
+
+
+class _ChangeNode:
+    """Changepoint / change window: s_a s_b K1 + t_a t_b K2 with t = 1 − s (see ``kernels._change``).
+
+    Its own hyperparameters (location, widths) come after its children's in
+    theta; like a leaf it takes them through :meth:`set` and writes their
+    contractions: with ∂s/∂θ_j = ds_j and ∂t = −ds,
+
+        Σ_{a<b} g_ab ∂K_ab + Σ_a gd_a ∂K_aa = Σ_a ds_ja [(G1 s)_a − (G2 t)_a + 2 gd_a (s_a K1_aa − t_a K2_aa)]
+
+    where G1, G2 are the symmetric zero-diagonal matrices of g ⊙ K1 and g ⊙ K2.
+    """
+
+    lags = None  # the switch depends on the position, not on the distance
+
+    def __init__(self, kernel, left, right, x, pairs):
+        self.operator = clone(kernel)
+        self.left, self.right = left, right
+        self.x = x
+        self.rows, self.cols = pairs
+        self.n_dims = len(self.operator._free_own())
+        self.slice = None
+
+    def leaves(self):
+        return self.left.leaves() + self.right.leaves() + [self]
+
+    def set(self, theta):
+        names = self.operator._free_own()
+        for name, value in zip(names, theta):
+            setattr(self.operator, name, float(value) if name in self.operator._unconstrained else math.exp(value))
+
+    def forward(self):
+        k1, d1 = self.left.forward()
+        k2, d2 = self.right.forward()
+        self.k1, self.d1 = _condensed(self.left, k1), d1
+        self.k2, self.d2 = _condensed(self.right, k2), d2
+        s, t, self.ds = self.operator.switch_and_derivatives(self.x)
+        self.s, self.t = s, t
+        self.ss = s[self.rows] * s[self.cols]
+        self.tt = t[self.rows] * t[self.cols]
+        self.k = self.ss * self.k1 + self.tt * self.k2
+        self.kd = s * s * d1 + t * t * d2
+        return self.k, self.kd
+
+    def backward(self, g, gd, out):
+        s, t = self.s, self.t
+        self.left.backward(_in_own_storage(self.left, g * self.ss), gd * s * s, out)
+        self.right.backward(_in_own_storage(self.right, g * self.tt), gd * t * t, out)
+        if not self.n_dims:
+            return
+        r = squareform(g * self.k1, checks=False) @ s
+        r -= squareform(g * self.k2, checks=False) @ t
+        r += 2.0 * gd * (s * self.d1 - t * self.d2)
+        out[self.slice] = self.ds.T @ r
 
 
 class _Leaf:

@@ -27,6 +27,7 @@ from ._base import (
     WhiteNoise,
     KERNEL_CLASSES,
 )
+from ._change import ChangePoint, ChangeWindow
 from ._columns import ActiveColumns
 from ._convert import from_kernel, inherit_values, to_kernel
 from ._defaults import DataSummary, default_hyperparameters, unit_amplitude
@@ -35,6 +36,8 @@ __all__ = [
     "ActiveColumns",
     "C",
     "CatalogueKernel",
+    "ChangePoint",
+    "ChangeWindow",
     "Constant",
     "DataSummary",
     "KERNEL_CLASSES",
