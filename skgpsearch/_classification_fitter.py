@@ -46,7 +46,7 @@ class ClassificationCandidateFitter:
             expr.n_hyperparameters + 1 + self.likelihood.n_params,
         )
 
-    def start_hints(self, parent, X, y, period_columns):
+    def start_hints(self, parent, X, y, period_columns, change_columns=()):
         """No periodogram hints (labels carry no usable spectrum) and no residual variance."""
         return StartHints()
 

@@ -28,7 +28,7 @@ from ._engine._regression import (
     optimize_hyperparameters,
     random_starts,
 )
-from ._starts import StartHints, profile_starts, select_raw_and_profiled, start_pool
+from ._starts import StartHints, change_locations, profile_starts, select_raw_and_profiled, start_pool
 from .criteria import HyperPrior
 from .kernels import default_hyperparameters, from_kernel, to_kernel
 
@@ -161,9 +161,9 @@ class RegressionCandidateFitter:
             lambda: self._fit(expr, X, y, seed, noise_init, hints), expr, seed, expr.n_hyperparameters + 1
         )
 
-    def start_hints(self, parent, X, y, period_columns):
+    def start_hints(self, parent, X, y, period_columns, change_columns=()):
         """:class:`StartHints` from a fitted parent's record (``None``: the data itself)."""
-        return regression_start_hints(parent, X, y, self.summary, period_columns)
+        return regression_start_hints(parent, X, y, self.summary, period_columns, change_columns)
 
     def screen(self, expr, X, y, seed, noise_init=None, hints=None):
         """A cheap score of the candidate, to rank the siblings of a large level.
@@ -207,7 +207,7 @@ class RegressionCandidateFitter:
         if hints is None:
             # a structure fitted on its own: periods from the data themselves
             columns = sorted({leaf.columns[0] for leaf in expr.leaves if leaf.name == "PER"})
-            hints = self.start_hints(None, X, y, columns)
+            hints = self.start_hints(None, X, y, columns, sorted({node.column for node in expr.changes}))
         noise_init = self.default_noise() if noise_init is None else noise_init
         kind = "loo" if self.objective == "loo" else "lml"
         prior = None
@@ -263,15 +263,16 @@ class RegressionCandidateFitter:
         return record
 
 
-def regression_start_hints(parent, X, y, summary, period_columns):
-    """Start hints of a regression candidate: the parent's residual variance and candidate periods.
+def regression_start_hints(parent, X, y, summary, period_columns, change_columns=()):
+    """Start hints of a regression candidate: the parent's residual variance, candidate periods and change locations.
 
     Periods per column come from :func:`period_candidates` applied to the
     parent's residuals (``y`` itself without a parent) and to ``y``. The
     residuals are leave-one-out residuals: a parent that interpolates the data
     (noise at its lower bound) has training residuals of nearly zero, which
     would start every new term at a share of nothing and hide the cycle it
-    missed from the periodogram.
+    missed from the periodogram. Change locations per column are where those
+    residuals change most in level or scale (:func:`change_locations`).
     """
     residuals = y
     residual_variance = None
@@ -290,7 +291,8 @@ def regression_start_hints(parent, X, y, summary, period_columns):
         candidates = period_candidates(X[:, c], residuals, y, low, high, summary.typical_gap((c,)))
         if candidates:
             periods[c] = candidates
-    return StartHints(periods=periods, residual_variance=residual_variance)
+    changes = {c: change_locations(X[:, c], residuals) for c in change_columns}
+    return StartHints(periods=periods, residual_variance=residual_variance, changes=changes)
 
 
 @dataclass
@@ -356,7 +358,10 @@ def run_search(
     seen = {}
     start = time.perf_counter()
     period_columns = sorted({b.columns[0] for b in grammar.base_set(n_features) if b.name == "PER"})
+    change_columns = getattr(grammar, "change_columns", lambda n: [])(n_features)
     frontier = [(expr, None) for expr in grammar.initial(n_features)]
+    # the standard models are always fitted: the search must not end below them
+    baselines = set(getattr(grammar, "baseline_structures", lambda n: [])(n_features))
     best_score = -np.inf
     last_depth = automatic_depth(n_features) if max_depth is None else max_depth
     try:
@@ -369,10 +374,11 @@ def run_search(
                 seen[expr] = None
                 parent = None if parent_index is None else result.records[parent_index]
                 if parent_index not in hints_cache:
-                    hints_cache[parent_index] = fitter.start_hints(parent, X, y, period_columns)
+                    hints_cache[parent_index] = fitter.start_hints(parent, X, y, period_columns, change_columns)
                 tasks.append((expr, parent_index, parent, hints_cache[parent_index]))
             if max_fits_per_depth is not None and len(tasks) > max_fits_per_depth and hasattr(fitter, "screen"):
-                tasks = _screen_level(tasks, fitter, X, y, depth, base_seed, n_jobs, prefer, max_fits_per_depth, result)
+                tasks = _screen_level(tasks, fitter, X, y, depth, base_seed, n_jobs, prefer, max_fits_per_depth, result,
+                                      protected=baselines)
             if max_candidates is not None:
                 room = max_candidates - sum(r["status"] != SCREENED_OUT for r in result.records)
                 if room <= 0:
@@ -440,8 +446,8 @@ def run_search(
 
 
 
-def _screen_level(tasks, fitter, X, y, depth, base_seed, n_jobs, prefer, keep, result):
-    """The ``keep`` tasks with the best cheap scores; the others are recorded as screened out."""
+def _screen_level(tasks, fitter, X, y, depth, base_seed, n_jobs, prefer, keep, result, protected=()):
+    """The ``keep`` tasks with the best cheap scores (and the ``protected`` structures); the others are recorded as screened out."""
     scores = Parallel(n_jobs=n_jobs, prefer=prefer)(
         delayed(fitter.screen)(
             expr, X, y, candidate_seed(base_seed, expr), None if parent is None else parent["warm_state"], hints
@@ -449,7 +455,7 @@ def _screen_level(tasks, fitter, X, y, depth, base_seed, n_jobs, prefer, keep, r
         for expr, _, parent, hints in tasks
     )
     # stable: ties keep the grammar's order
-    order = sorted(range(len(tasks)), key=lambda i: -scores[i])
+    order = sorted(range(len(tasks)), key=lambda i: (tasks[i][0] not in protected, -scores[i]))
     kept = sorted(order[:keep])
     for i in sorted(order[keep:]):
         expr, parent_index, parent, _ = tasks[i]

@@ -17,7 +17,10 @@ candidate therefore starts from a *pool* of structured guesses:
   -- the child then starts next to its parent's optimum and its fit never
   ends below the parent's likelihood;
 - *cold* variants (data-aware defaults for every kernel), from which a kernel
-  that absorbed a component in the parent can move away.
+  that absorbed a component in the parent can move away;
+- for every new changepoint or change window, its location at the points
+  where the parent's residuals change most (:func:`change_locations`) and at
+  the quartiles of the column (:func:`change_options`).
 
 Every start of the pool is scored by one likelihood evaluation (one Cholesky
 factorisation); the best few are optimised (:func:`select_starts`). For
@@ -38,12 +41,12 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ._engine._linalg import NumericalError
-from .grammar._expr import _scale
-from .kernels import default_hyperparameters
+from .grammar._expr import Change, _scale
+from .kernels import change_defaults, default_hyperparameters
 
 __all__ = [
     "StartHints", "Start", "start_pool", "select_starts", "leaf_options", "lengthscale_scales", "profile_starts",
-    "evaluate_starts", "select_raw_and_profiled",
+    "evaluate_starts", "select_raw_and_profiled", "change_options", "change_locations",
 ]
 
 #: Shares of the parent's residual variance that a new additive term starts with (besides 1 %).
@@ -78,6 +81,8 @@ class StartHints:
 
     periods: dict = field(default_factory=dict)
     residual_variance: float | None = None
+    #: ``{column: [location, ...]}``: where the residuals change most, most promising first.
+    changes: dict = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -153,6 +158,104 @@ def leaf_options(leaf, summary, periods=None):
         half = 0.5 * (summary.maximum[cols] - summary.minimum[cols])
         variants = [{"offset": summary.minimum[cols] - half}, {}, {"offset": summary.maximum[cols] + half}]
     return [{**defaults, **variant} for variant in variants]
+
+
+def change_options(node, summary, locations=None):
+    """Start values of a change operator's own hyperparameters, the most useful first.
+
+    The location at each hinted point (see :func:`change_locations`), then at
+    the middle and the quartiles of the column's range (those within a tenth of
+    the range of an earlier one are dropped); the width (and the window's
+    duration) at their defaults.
+    """
+    defaults = change_defaults(node.operator, node.column, summary)
+    low, high = defaults["location"][1]
+    candidates = list(locations or []) + [low + q * (high - low) for q in (0.5, 0.25, 0.75)]
+    chosen = []
+    for location in candidates:
+        if low <= location <= high and all(abs(location - other) > 0.1 * (high - low) for other in chosen):
+            chosen.append(float(location))
+    base = {name: value for name, (value, _) in defaults.items()}
+    return [{**base, "location": location} for location in chosen]
+
+
+def change_locations(x, residuals, n_locations=2, min_segment=5):
+    """Points of a column where a sequence of residuals changes most in level or in scale.
+
+    For every split of the residuals ordered by ``x`` into a left and a right
+    segment (each with at least ``min_segment`` points), the log-likelihood
+    ratio of two Gaussian segments against one,
+    n log σ² − k log σ_L² − (n − k) log σ_R² (maximum-likelihood variances
+    about each segment's mean): a jump in level raises both segments' fit, a
+    change of scale (a calm period, a volatile one) the variances'. The best
+    splits, a tenth of the range apart, are returned as the midpoints
+    between neighbouring inputs.
+    """
+    x = np.asarray(x, dtype=float)
+    r = np.asarray(residuals, dtype=float)
+    n = x.size
+    if n < 2 * min_segment + 1:
+        return []
+    order = np.argsort(x, kind="stable")
+    x, r = x[order], r[order]
+    k = np.arange(1, n)
+    s1, s2 = np.cumsum(r)[:-1], np.cumsum(r * r)[:-1]
+    total1, total2 = s1[-1] + r[-1], s2[-1] + r[-1] ** 2
+    tiny = 1e-12 * (total2 / n + 1e-300)
+    var_left = np.maximum(s2 / k - (s1 / k) ** 2, tiny)
+    var_right = np.maximum((total2 - s2) / (n - k) - ((total1 - s1) / (n - k)) ** 2, tiny)
+    var_all = max(total2 / n - (total1 / n) ** 2, tiny)
+    gain = n * math.log(var_all) - k * np.log(var_left) - (n - k) * np.log(var_right)
+    valid = (k >= min_segment) & (n - k >= min_segment) & (x[1:] > x[:-1])
+    span = x[-1] - x[0]
+    chosen = []
+    for i in np.argsort(-np.where(valid, gain, -np.inf)):
+        if not valid[i] or len(chosen) == n_locations:
+            break
+        location = 0.5 * (x[i] + x[i + 1])
+        if all(abs(location - other) > 0.1 * span for other in chosen):
+            chosen.append(float(location))
+    return chosen
+
+
+def _assign_changes(expr, chosen):
+    """``expr`` with the change nodes at the given preorder positions carrying the given params."""
+    counter = iter(range(len(expr.changes)))
+
+    def visit(node):
+        if not node.operands:
+            return node
+        index = next(counter) if isinstance(node, Change) else None
+        operands = [visit(op) for op in node.operands]
+        if isinstance(node, Change):
+            params = chosen.get(index, node.params)
+            return Change(node.operator, node.column, *operands, params)
+        return node._rebuild(operands)
+
+    return visit(expr)
+
+
+def _with_change_starts(pool, summary, hints):
+    """Every start with its new change operators at their first option; the first start of
+    each kind also with each other option of one operator at a time."""
+    out = []
+    seen_kinds = set()
+    for start in pool:
+        changes = start.expr.changes
+        positions = [i for i, node in enumerate(changes) if not node.params]
+        if not positions:
+            out.append(start)
+            continue
+        options = {i: change_options(changes[i], summary, hints.changes.get(changes[i].column)) for i in positions}
+        first = {i: opts[0] for i, opts in options.items()}
+        out.append(Start(_assign_changes(start.expr, first), start.kind, start.noise_factor, start.priority))
+        if start.kind in seen_kinds or start.noise_factor != 1.0 and start.kind == "cold":
+            continue
+        seen_kinds.add(start.kind)
+        for i, opts in options.items():
+            for option in opts[1:]:
+                out.append(Start(_assign_changes(start.expr, {**first, i: option}), start.kind, start.noise_factor))
+    return out
 
 
 def _new_leaf_positions(expr):
@@ -247,7 +350,7 @@ def start_pool(expr, summary, hints=None):
                 for i, periods in top_periods.items()
             )
             pool.append(Start(expr_start, "cold", noise_factor, priority))
-    return pool
+    return _with_change_starts(pool, summary, hints) if expr.changes else pool
 
 
 def _rank(leaves, i):

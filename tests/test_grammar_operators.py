@@ -29,8 +29,8 @@ def sop_expressions():
 # -- compositional grammar ---------------------------------------------------------
 
 
-def brute_force_cks_children(expr, bases):
-    """Children by the three rules written independently: rebuild the tree from text."""
+def brute_force_cks_children(expr, bases, prune=True):
+    """Children by the three rules (and pruning) written independently: rebuild the tree from text."""
     out = set()
 
     def walk(node, rebuild):
@@ -41,6 +41,10 @@ def brute_force_cks_children(expr, bases):
             for b in bases:
                 if b != node:
                     out.add(rebuild(b))
+        combine = add if isinstance(node, Sum) else multiply
+        if prune:
+            for i in range(len(node.operands)):
+                out.add(rebuild(combine(*(op for j, op in enumerate(node.operands) if j != i))))
         for i, op in enumerate(node.operands):
             def rebuild_child(new, i=i, node=node, rebuild=rebuild):
                 ops = list(node.operands)
@@ -77,9 +81,10 @@ def test_cks_inner_subexpressions_are_expanded():
 @given(expressions(kinds=("SE", "PER", "LIN", "C"), max_leaves=5), st.integers(1, 3))
 def test_cks_children_match_brute_force(expr, n_features):
     n_features = max(n_features, max(expr.columns, default=0) + 1)
-    g = CompositionalGrammar(["SE", "PER", "LIN", "C"])
-    children = g.expand(expr, n_features)
-    assert set(children) == brute_force_cks_children(expr, g.base_set(n_features))
+    for prune in (True, False):
+        g = CompositionalGrammar(["SE", "PER", "LIN", "C"], prune=prune)
+        children = g.expand(expr, n_features)
+        assert set(children) == brute_force_cks_children(expr, g.base_set(n_features), prune)
 
 
 @settings(max_examples=60, deadline=None)
@@ -92,10 +97,10 @@ def test_cks_children_are_unique_canonical_and_new(expr, n_features):
     assert expr not in children
     for c in children:
         assert parse(str(c)) == c
-    # count before deduplication: 2|B| per node, |B| - [leaf in B] per leaf
+    # count before deduplication: 2|B| per node, |B| - [leaf in B] per leaf, one per operand pruned
     bases = g.base_set(n_features)
     nodes = list(expr.subexpressions())
-    expected = sum(2 * len(bases) for _ in nodes) + sum(
+    expected = sum(2 * len(bases) + len(node.operands) for _, node in nodes) + sum(
         len(bases) - (leaf in bases) for leaf in expr.leaves
     )
     assert g.n_candidates(expr, n_features) == expected
@@ -106,7 +111,7 @@ def test_cks_children_are_unique_canonical_and_new(expr, n_features):
 
 
 def test_sop_children_follow_the_thesis_operators():
-    g = SumOfProductsGrammar()
+    g = SumOfProductsGrammar(prune=False)
     parent = parse("SE(5) + SE(4) * SE(2)")  # 0-based: SE_6 + SE_5 x SE_3 of the thesis figure
     children = set(g.expand(parent, n_features=6))
     assert parse("SE(5) + SE(4) * SE(2) * SE(3)") in children  # the figure's next best
@@ -119,7 +124,7 @@ def test_sop_children_follow_the_thesis_operators():
 @settings(max_examples=100, deadline=None)
 @given(sop_expressions(), st.integers(4, 6))
 def test_sop_counts_and_closure(expr, n_features):
-    g = SumOfProductsGrammar()
+    g = SumOfProductsGrammar(prune=False)
     m = len(expr.terms())
     assert g.n_candidates(expr, n_features) == n_features * (m + 1)
     children = g.expand(expr, n_features)
@@ -137,8 +142,35 @@ def test_sop_counts_and_closure(expr, n_features):
         assert parse(str(c)) == c
 
 
+def test_pruning_drops_one_operand_and_keeps_the_sum_of_products_form():
+    parent = parse("SE(0) + SE(1) + SE(2) * SE(3)")
+    for g in (SumOfProductsGrammar(), CompositionalGrammar(["SE"])):
+        children = set(g.expand(parent, n_features=4))
+        for pruned in ("SE(1) + SE(2) * SE(3)", "SE(0) + SE(2) * SE(3)", "SE(0) + SE(1)",
+                       "SE(0) + SE(1) + SE(3)", "SE(0) + SE(1) + SE(2)"):
+            assert parse(pruned) in children
+        assert all(c.terms() and all(all(isinstance(f, Base) for f in (t.operands or (t,))) for t in c.terms())
+                   for c in children if isinstance(g, SumOfProductsGrammar))
+    assert parse("SE(0) + SE(1)") not in SumOfProductsGrammar(prune=False).expand(parent, 4)
+    # a base kernel has nothing to prune
+    assert SumOfProductsGrammar().n_candidates(parse("SE(0)"), 3) == SumOfProductsGrammar(prune=False).n_candidates(parse("SE(0)"), 3)
+
+
+def test_baselines_start_the_search_with_the_standard_models():
+    g = CompositionalGrammar(["SE", "PER"])
+    first = g.initial(3)
+    assert first[:6] == g.base_set(3)
+    assert first[6:] == [parse("SE(0) * SE(1) * SE(2)"), parse("SE(0) + SE(1) + SE(2)")]
+    assert CompositionalGrammar(["SE"], baselines=False).initial(3) == CompositionalGrammar(["SE"]).base_set(3)
+    assert CompositionalGrammar(["SE"]).initial(1) == [parse("SE(0)")]  # one column: SE is both
+    # only columns that admit SE; the size limits still hold
+    g = SumOfProductsGrammar(["SE"], kernels_per_column={1: ("LIN",)})
+    assert g.baseline_structures(3) == [parse("SE(0) * SE(2)"), parse("SE(0) + SE(2)")]
+    assert SumOfProductsGrammar(max_factors=2).baseline_structures(3) == [parse("SE(0) + SE(1) + SE(2)")]
+
+
 def test_sop_with_several_kinds():
-    g = SumOfProductsGrammar(["SE", "LIN"])
+    g = SumOfProductsGrammar(["SE", "LIN"], prune=False)
     expr = parse("SE(0) + LIN(1)")
     assert g.n_candidates(expr, 2) == 2 * 2 * (2 + 1)
 

@@ -11,7 +11,7 @@ from sklearn.gaussian_process import GaussianProcessRegressor
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from skgpsearch import CompositionalGPRegressor
-from skgpsearch.grammar import SumOfProductsGrammar, parse
+from skgpsearch.grammar import CompositionalGrammar, SumOfProductsGrammar, parse
 from skgpsearch.kernels import to_kernel
 
 
@@ -292,18 +292,19 @@ def test_interrupted_search_keeps_the_best_so_far(additive_interaction_data, mon
     X, y = additive_interaction_data
     original = search_module.RegressionCandidateFitter.__call__
     calls = []
+    n_first = len(CompositionalGrammar(["SE"]).initial(X.shape[1]))  # per-column SEs, ARD and additive
 
-    def interrupt_after_four(self, *args, **kwargs):
+    def interrupt_in_the_second_level(self, *args, **kwargs):
         calls.append(1)
-        if len(calls) > 4:
+        if len(calls) > n_first:
             raise KeyboardInterrupt
         return original(self, *args, **kwargs)
 
-    monkeypatch.setattr(search_module.RegressionCandidateFitter, "__call__", interrupt_after_four)
+    monkeypatch.setattr(search_module.RegressionCandidateFitter, "__call__", interrupt_in_the_second_level)
     with pytest.warns(RuntimeWarning, match="interrupted"):
         model = cheap(max_depth=3).fit(X[:60], y[:60])
     assert model.search_stop_reason_ == "interrupted"
-    assert len(model.search_results_["structure"]) == 4
+    assert len(model.search_results_["structure"]) == n_first
     assert model.predict(X[:2]).shape == (2,)
 
 

@@ -14,6 +14,8 @@ period (PER)           log geometric mean of the period bounds    1.5
 lengthscale (PER)      log 1                                      1.5
 alpha (RQ)             log 1                                      2.0
 offset (LIN)           mean of the column (not logged)            range of the column
+location (CP, CW)      middle of the column's range (not logged)  range / 3
+width, duration        log of their defaults                      2.0
 noise variance         log (var(y) / 10)                          3.0
 constant mean (GPC)    latent value of the class frequency        2.0
 outlier rate (GPC)     logit 0.05 (robust likelihood, in logit)   2.0
@@ -30,7 +32,8 @@ import math
 
 import numpy as np
 
-from ..kernels import default_hyperparameters
+from ..grammar import Base, Change
+from ..kernels import change_defaults, default_hyperparameters
 
 __all__ = ["HyperPrior", "DEFAULT_PRIOR_SD"]
 
@@ -88,20 +91,51 @@ class HyperPrior:
         """Prior means and standard deviations of the kernel hyperparameters only."""
         sd = self.standard_deviations()
         means, sds = [], []
-        for leaf, free in zip(structure.leaves, structure.free_amplitudes()):
-            defaults = default_hyperparameters(leaf.name, leaf.columns, summary)
-            for name in leaf.kind.parameters:
-                if name == "variance" and not free:
-                    continue
-                init, (low, high) = defaults[name]
-                if name == "offset":
-                    means.extend(np.ravel(init))
-                    sds.extend(np.ravel(high - low) / 3.0)
-                    continue
-                key = "periodic_lengthscale" if (leaf.name == "PER" and name == "lengthscale") else name
-                means.append(math.log(init))
-                sds.append(sd[key])
+        free_flags = iter(structure.free_amplitudes())
+        # theta order of to_kernel: depth first, a change operator's own after its operands'
+        stack = [structure]
+        order = []
+        while stack:
+            node = stack.pop()
+            if isinstance(node, Change):
+                stack.append(("own", node))
+            if isinstance(node, tuple) or isinstance(node, Base):
+                order.append(node)
+                continue
+            stack.extend(reversed(node.operands))
+        for item in order:
+            if isinstance(item, tuple):
+                self._change_moments(item[1], summary, sd, means, sds)
+            else:
+                self._leaf_moments(item, next(free_flags), summary, sd, means, sds)
         return np.asarray(means, dtype=float), np.asarray(sds, dtype=float)
+
+    @staticmethod
+    def _leaf_moments(leaf, free, summary, sd, means, sds):
+        defaults = default_hyperparameters(leaf.name, leaf.columns, summary)
+        for name in leaf.kind.parameters:
+            if name == "variance" and not free:
+                continue
+            init, (low, high) = defaults[name]
+            if name == "offset":
+                means.extend(np.ravel(init))
+                sds.extend(np.ravel(high - low) / 3.0)
+                continue
+            key = "periodic_lengthscale" if (leaf.name == "PER" and name == "lengthscale") else name
+            means.append(math.log(init))
+            sds.append(sd[key])
+
+    @staticmethod
+    def _change_moments(node, summary, sd, means, sds):
+        defaults = change_defaults(node.operator, node.column, summary)
+        for name in node.parameter_names:
+            init, (low, high) = defaults[name]
+            if name == "location":
+                means.append(init)
+                sds.append((high - low) / 3.0)
+            else:
+                means.append(math.log(init))
+                sds.append(sd["lengthscale"])
 
     def log_pdf(self, theta, structure, summary, eval_gradient=False):
         """log p(theta), and its gradient if asked."""

@@ -5,13 +5,15 @@ numerical kernels and the conversion to and from scikit-learn kernels are in
 :mod:`skgpsearch.kernels`.
 """
 
-from ._expr import Base, Expr, Product, Sum, add, multiply
+from ._expr import CHANGE_OPERATORS, Base, Change, Expr, Product, Sum, add, multiply
 from ._grammars import CompositionalGrammar, Grammar, SumOfProductsGrammar, get_grammar
 from ._kinds import KINDS, KernelKind, get_kind, kind_names
 from ._parse import parse
 
 __all__ = [
     "Base",
+    "CHANGE_OPERATORS",
+    "Change",
     "CompositionalGrammar",
     "Expr",
     "Grammar",

@@ -30,6 +30,10 @@ none changes the set of covariance functions an expression can represent):
    on the diagonal, where such a factor is a constant.
 7. **Singletons** -- a sum or product of one operand is that operand.
 
+Changepoints ``CP(c, A, B)`` and change windows ``CW(c, A, B)`` (:class:`Change`)
+switch between two structures along column ``c``; their operands are
+ordered (before/after, outside/inside) and no rule rewrites them.
+
 Distributivity is deliberately *not* a rule: ``A * (B + C)`` and
 ``A * B + A * C`` are different families (the second has more hyperparameters).
 
@@ -46,7 +50,13 @@ from collections.abc import Mapping
 
 from ._kinds import get_kind, kind_rank
 
-__all__ = ["Expr", "Base", "Sum", "Product", "add", "multiply"]
+__all__ = ["Expr", "Base", "Sum", "Product", "Change", "add", "multiply", "CHANGE_OPERATORS"]
+
+#: Change operators: their own hyperparameters (in theta order) and a plain-language name.
+CHANGE_OPERATORS = {
+    "CP": (("location", "width"), "changepoint"),
+    "CW": (("location", "duration", "width"), "change window"),
+}
 
 
 def _is_identifier(name):
@@ -173,7 +183,14 @@ class Expr:
     @property
     def columns(self):
         """Sorted tuple of the input columns the expression depends on."""
-        return tuple(sorted({c for leaf in self.leaves for c in leaf.columns}))
+        columns = {c for leaf in self.leaves for c in leaf.columns}
+        columns.update(node.column for node in self.changes)
+        return tuple(sorted(columns))
+
+    @property
+    def changes(self):
+        """Changepoint and change-window nodes of the expression (depth-first order)."""
+        return tuple(node for _, node in self.subexpressions() if isinstance(node, Change))
 
     def terms(self):
         """Top-level additive operands (the expression itself if not a sum)."""
@@ -222,7 +239,7 @@ class Expr:
         The likelihood's noise variance is not part of the expression and is
         not counted here.
         """
-        total = 0
+        total = sum(len(node.parameter_names) for node in self.changes)
         for leaf, free in zip(self.leaves, self.free_amplitudes()):
             total += leaf.kind.n_parameters(len(leaf.columns))
             if leaf.kind.has_amplitude and not free:
@@ -231,12 +248,12 @@ class Expr:
 
     @property
     def has_values(self):
-        """Whether any base kernel carries hyperparameter values."""
-        return any(leaf.params for leaf in self.leaves)
+        """Whether any base kernel (or change operator) carries hyperparameter values."""
+        return any(leaf.params for leaf in self.leaves) or any(node.params for node in self.changes)
 
     def without_values(self):
         """The same structure with all hyperparameter values dropped."""
-        return self.map_leaves(lambda leaf: Base(leaf.kind.name, leaf.columns))
+        return _without_values(self)
 
     def map_leaves(self, function):
         """Rebuild the expression with every base kernel replaced by ``function(leaf)``."""
@@ -412,6 +429,101 @@ class Product(_Compound):
         return _scale_keeper(self._operands)
 
 
+class Change(Expr):
+    """A changepoint (``CP``) or change window (``CW``) between two structures on one column.
+
+    ``CP(c, A, B)``: A before a location on column c, B after it, with a
+    smooth switch; ``CW(c, A, B)``: A outside an interval of column c, B
+    inside it (Lloyd et al. 2014). ``CP(c, A, C)`` switches A off (to a
+    constant level). The kernels are
+    :class:`~skgpsearch.kernels.ChangePoint` and
+    :class:`~skgpsearch.kernels.ChangeWindow`.
+
+    Parameters
+    ----------
+    operator : {"CP", "CW"}
+    column : int
+        The column the change happens on (time, for a series).
+    first, second : Expr
+        Before / after the change (CP), outside / inside the window (CW).
+    params : mapping, optional
+        Values of the operator's own hyperparameters (``location``,
+        ``width``, and ``duration`` for CW). Ignored by equality.
+
+    Examples
+    --------
+    >>> from skgpsearch.grammar import Base, Change
+    >>> print(Change("CP", 0, Base("SE", 0), Base("SE", 0) * Base("PER", 0)))
+    CP(0, SE(0), SE(0) * PER(0))
+    """
+
+    __slots__ = ("operator", "column", "_operands", "_params")
+    _tag = 3
+
+    def __init__(self, operator, column, first, second, params=None):
+        name = operator.upper() if isinstance(operator, str) else operator
+        if name not in CHANGE_OPERATORS:
+            raise ValueError(f"Unknown change operator {operator!r}; known are: {', '.join(CHANGE_OPERATORS)}.")
+        if isinstance(column, bool) or not isinstance(column, numbers.Integral) or column < 0:
+            raise ValueError(f"The column of {name} must be a non-negative integer, got {column!r}.")
+        for operand in (first, second):
+            if not isinstance(operand, Expr):
+                raise ValueError(f"{name} operands must be kernel-structure expressions, got {type(operand).__name__}.")
+        self.operator = name
+        self.column = int(column)
+        self._operands = (first, second)
+        self._params = _validate_change_params(name, params)
+        self._set_key((self._tag, name, self.column, first._key, second._key))
+
+    def __reduce__(self):
+        return (Change, (self.operator, self.column, *self._operands, dict(self._params)))
+
+    @property
+    def name(self):
+        """Operator name, ``"CP"`` or ``"CW"``."""
+        return self.operator
+
+    @property
+    def parameter_names(self):
+        """The operator's own hyperparameters, in theta order."""
+        return CHANGE_OPERATORS[self.operator][0]
+
+    @property
+    def operands(self):
+        return self._operands
+
+    @property
+    def params(self):
+        """Values of the operator's own hyperparameters carried by this node (a new dict)."""
+        return dict(self._params)
+
+    def with_params(self, params):
+        """The same node carrying ``params`` for its own hyperparameters (replacing any)."""
+        return Change(self.operator, self.column, *self._operands, params)
+
+    def to_string(self, feature_names=None):
+        first, second = (op.to_string(feature_names) for op in self._operands)
+        return f"{self.operator}({format_column(self.column, feature_names)}, {first}, {second})"
+
+    def _rebuild(self, operands):
+        return Change(self.operator, self.column, *operands, dict(self._params))
+
+    def sum_of_products(self):
+        # the switch multiplies every term of each side by a different function: one term
+        return (self,)
+
+    @property
+    def n_terms(self):
+        return 1
+
+    @property
+    def max_factors(self):
+        return max(op.max_factors for op in self._operands)
+
+    def map_leaves(self, function):
+        return self._rebuild([op.map_leaves(function) for op in self._operands])
+
+
 def _make_compound(type_name, operands):
     return {"Sum": Sum, "Product": Product}[type_name]._make(operands)
 
@@ -479,6 +591,30 @@ def _validate_params(kind, columns, params):
             out.append((name, float(value)))
     order = {p: i for i, p in enumerate(kind.parameters)}
     return tuple(sorted(out, key=lambda item: order[item[0]]))
+
+
+def _validate_change_params(operator, params):
+    if not params:
+        return ()
+    if not isinstance(params, Mapping):
+        raise ValueError(f"params of {operator} must be a mapping, got {type(params).__name__}.")
+    names = CHANGE_OPERATORS[operator][0]
+    out = []
+    for name, value in params.items():
+        if name not in names:
+            raise ValueError(f"{operator} has no hyperparameter {name!r}; it has {', '.join(names)}.")
+        if value is not None:
+            out.append((name, float(value)))
+    return tuple(sorted(out, key=lambda item: names.index(item[0])))
+
+
+def _without_values(node):
+    if isinstance(node, Base):
+        return Base(node.kind.name, node.columns)
+    operands = [_without_values(op) for op in node.operands]
+    if isinstance(node, Change):
+        return Change(node.operator, node.column, *operands)
+    return node._rebuild(operands)
 
 
 def _as_tuple(value):
@@ -579,6 +715,8 @@ def _merge_closed_factors(operands):
 def _constant_diagonal(expr):
     if isinstance(expr, Base):
         return expr.kind.constant_diagonal
+    if isinstance(expr, Change):
+        return False  # s(x)² k1(x, x) + (1 − s(x))² k2(x, x) varies with x
     return all(_constant_diagonal(op) for op in expr.operands)
 
 
@@ -602,8 +740,9 @@ def _absorb_into_white_noise(operands):
 
 
 def _scale_keeper(operands):
+    # a sum or change node carries several amplitudes: it keeps the product's scale
     for i, op in enumerate(operands):
-        if isinstance(op, Sum):
+        if isinstance(op, (Sum, Change)):
             return i
     for i, op in enumerate(operands):
         if isinstance(op, Base) and op.kind.has_amplitude:
@@ -621,6 +760,8 @@ def _scale(expr, factor):
         return expr.with_params(params)
     if isinstance(expr, Sum):
         return Sum._make([_scale(op, factor) for op in expr.operands])
+    if isinstance(expr, Change):
+        return expr._rebuild([_scale(op, factor) for op in expr.operands])
     ops = list(expr.operands)
     k = _scale_keeper(ops)
     ops[k] = _scale(ops[k], factor)
@@ -648,7 +789,8 @@ def _absorb_constants(operands):
 def _amplitude_flags(node, free, out):
     if isinstance(node, Base):
         out.append(free and node.kind.has_amplitude)
-    elif isinstance(node, Sum):
+    elif isinstance(node, (Sum, Change)):
+        # without a free scale, the first operand's is fixed and the others' stay free
         for i, op in enumerate(node.operands):
             _amplitude_flags(op, free or i > 0, out)
     else:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numbers
 
-from ._expr import Base, Expr, add
+from ._expr import CHANGE_OPERATORS, Base, Change, Expr, add, multiply
 from ._kinds import KINDS, get_kind
 
 __all__ = ["Grammar", "CompositionalGrammar", "SumOfProductsGrammar", "get_grammar"]
@@ -31,15 +31,30 @@ class Grammar:
         Largest number of additive terms (of the distributed form) a child may have.
     max_factors : int, optional
         Largest number of base kernels in one additive term of a child.
+    baselines : bool, default=True
+        With two or more columns, the starting structures also include the
+        two standard models of multi-column data: the product of one SE per
+        column (a squared-exponential kernel with one lengthscale per column,
+        "ARD") and their sum (the additive model), over the columns whose
+        kinds include SE. A search then never ends below them under its own
+        criterion, and its expansions can start from them.
+    prune : bool, default=True
+        Children also include the structure with one operand of a sum or
+        product removed, so that a search can drop a term or a column that
+        stopped paying for its hyperparameters (an irrelevant column of the
+        additive baseline, a term a later one made redundant).
     """
 
     default_base_kernels = ("SE",)
 
-    def __init__(self, base_kernels=None, *, kernels_per_column=None, max_terms=None, max_factors=None):
+    def __init__(self, base_kernels=None, *, kernels_per_column=None, max_terms=None, max_factors=None,
+                 baselines=True, prune=True):
         self.base_kernels = base_kernels
         self.kernels_per_column = kernels_per_column
         self.max_terms = max_terms
         self.max_factors = max_factors
+        self.baselines = baselines
+        self.prune = prune
 
     # -- parameters ---------------------------------------------------------
     def get_params(self, deep=True):
@@ -49,10 +64,15 @@ class Grammar:
             "kernels_per_column": self.kernels_per_column,
             "max_terms": self.max_terms,
             "max_factors": self.max_factors,
+            "baselines": self.baselines,
+            "prune": self.prune,
         }
 
     def __repr__(self):
-        args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items() if v is not None)
+        defaults = {"baselines": True, "prune": True, "change_operators": ()}
+        args = ", ".join(
+            f"{k}={v!r}" for k, v in self.get_params().items() if v is not None and defaults.get(k, None) != v
+        )
         return f"{type(self).__name__}({args})"
 
     def __eq__(self, other):
@@ -113,8 +133,22 @@ class Grammar:
         return sorted(bases)
 
     def initial(self, n_features):
-        """Starting structures of a search: every base kernel of the base set."""
-        return [b for b in self.base_set(n_features) if self.admits(b)]
+        """Starting structures of a search: every base kernel of the base set, then the baselines."""
+        bases = [b for b in self.base_set(n_features) if self.admits(b)]
+        return bases + [e for e in self.baseline_structures(n_features) if e not in bases]
+
+    def baseline_structures(self, n_features):
+        """The ARD product and the additive sum of per-column SE kernels (see ``baselines``).
+
+        Empty without ``baselines``, or when fewer than two columns admit SE.
+        """
+        if not self.baselines:
+            return []
+        columns = [b.columns[0] for b in self.base_set(n_features) if b.name == "SE"]
+        if len(columns) < 2:
+            return []
+        ses = [Base("SE", c) for c in columns]
+        return [e for e in (multiply(*ses), add(*ses)) if self.admits(e)]
 
     def admits(self, expr):
         """Whether ``expr`` satisfies the size restrictions."""
@@ -135,14 +169,19 @@ class Grammar:
             raise ValueError(f"expand needs a kernel-structure expression, got {type(expr).__name__}.")
         bases = self.base_set(n_features)
         children = {}
-        for child in self._candidates(expr, bases):
+        for child in self._all_candidates(expr, bases):
             if child != expr and child not in children and self.admits(child):
                 children[child] = child
         return list(children)
 
     def n_candidates(self, expr, n_features):
         """Number of children before deduplication and restrictions."""
-        return sum(1 for _ in self._candidates(expr, self.base_set(n_features)))
+        return sum(1 for _ in self._all_candidates(expr, self.base_set(n_features)))
+
+    def _all_candidates(self, expr, bases):
+        yield from self._candidates(expr, bases)
+        if self.prune:
+            yield from _pruned(expr)
 
     def _candidates(self, expr, bases):
         raise NotImplementedError
@@ -159,10 +198,19 @@ class CompositionalGrammar(Grammar):
     product (for an n-ary sum, ``S + B`` at a sub-sum equals ``S + B`` at the
     whole sum by associativity, so only nodes are enumerated).
 
+    With ``change_operators`` (Lloyd et al. 2014), every subexpression S
+    also becomes ``CP(c, S, S)`` and ``CW(c, S, S)`` (the structure changes
+    its hyperparameters at a point, or inside a window) and the "switch-off"
+    forms ``CP(c, S, C)``, ``CP(c, C, S)``, ``CW(c, S, C)`` and
+    ``CW(c, C, S)`` (S stops, starts, pauses, or exists only inside a
+    window), for every column c that has base kernels.
+
     Parameters
     ----------
     base_kernels : sequence of str, default=("SE", "RQ", "PER", "LIN")
-    kernels_per_column, max_terms, max_factors
+    change_operators : sequence of {"CP", "CW"}, default=()
+        Change operators to insert (none: the grammar of Duvenaud et al.).
+    kernels_per_column, max_terms, max_factors, baselines, prune
         See :class:`Grammar`.
 
     Examples
@@ -175,7 +223,36 @@ class CompositionalGrammar(Grammar):
 
     default_base_kernels = ("SE", "RQ", "PER", "LIN")
 
+    def __init__(self, base_kernels=None, *, change_operators=(), kernels_per_column=None, max_terms=None,
+                 max_factors=None, baselines=True, prune=True):
+        super().__init__(base_kernels, kernels_per_column=kernels_per_column, max_terms=max_terms,
+                         max_factors=max_factors, baselines=baselines, prune=prune)
+        self.change_operators = change_operators
+
+    def get_params(self, deep=True):
+        return {**super().get_params(deep), "change_operators": self.change_operators}
+
+    def _operators(self):
+        operators = (self.change_operators,) if isinstance(self.change_operators, str) else self.change_operators
+        try:
+            names = tuple(dict.fromkeys(str(op).upper() for op in operators))
+        except TypeError:
+            raise ValueError(f"change_operators must be a sequence of 'CP'/'CW', got {self.change_operators!r}.") from None
+        unknown = [op for op in names if op not in CHANGE_OPERATORS]
+        if unknown:
+            raise ValueError(f"Unknown change operator {unknown[0]!r}; known are: {', '.join(CHANGE_OPERATORS)}.")
+        return names
+
+    def change_columns(self, n_features):
+        """Columns a change operator may switch on: those with base kernels (none without operators)."""
+        if not self._operators():
+            return []
+        return sorted({c for b in self.base_set(n_features) for c in b.columns})
+
     def _candidates(self, expr, bases):
+        operators = self._operators()
+        columns = sorted({c for b in bases for c in b.columns}) if operators else []
+        constant = Base("C")
         for path, node in expr.subexpressions():
             for base in bases:
                 yield expr.replace(path, node + base)
@@ -184,6 +261,10 @@ class CompositionalGrammar(Grammar):
                 for base in bases:
                     if base != node:
                         yield expr.replace(path, base)
+            for operator in operators:
+                for c in columns:
+                    for first, second in ((node, node), (node, constant), (constant, node)):
+                        yield expr.replace(path, Change(operator, c, first, second))
 
 
 class SumOfProductsGrammar(Grammar):
@@ -192,9 +273,9 @@ class SumOfProductsGrammar(Grammar):
     With the structure written as a sum of terms ``K_1 + ... + K_m``, the
     children are ``K + B`` and ``K_1 + ... + K_j * B + ... + K_m`` for every
     base kernel B of the base set and every term j: ``|B| * (m + 1)``
-    candidates before deduplication (``D * (m + 1)`` with one kind per column).
-    Starting from base kernels, every structure it reaches is a sum of
-    products of base kernels.
+    candidates before deduplication (``D * (m + 1)`` with one kind per column),
+    plus the pruned structures (see ``prune``). Starting from base kernels,
+    every structure it reaches is a sum of products of base kernels.
 
     Parameters
     ----------
@@ -206,8 +287,8 @@ class SumOfProductsGrammar(Grammar):
     --------
     >>> from skgpsearch.grammar import SumOfProductsGrammar, parse
     >>> g = SumOfProductsGrammar()
-    >>> [str(c) for c in g.expand(parse("SE(0) + SE(1)"), n_features=2)]
-    ['SE(0) + SE(0) + SE(1)', 'SE(0) + SE(1) + SE(1)', 'SE(1) + SE(0) * SE(1)', 'SE(0) + SE(0) * SE(1)']
+    >>> [str(c) for c in g.expand(parse("SE(0) + SE(1)"), n_features=2)]  # the last two: pruned
+    ['SE(0) + SE(0) + SE(1)', 'SE(0) + SE(1) + SE(1)', 'SE(1) + SE(0) * SE(1)', 'SE(0) + SE(0) * SE(1)', 'SE(1)', 'SE(0)']
     """
 
     default_base_kernels = ("SE",)
@@ -219,6 +300,17 @@ class SumOfProductsGrammar(Grammar):
         for j, term in enumerate(terms):
             for base in bases:
                 yield add(*terms[:j], term * base, *terms[j + 1:])
+
+
+def _pruned(expr):
+    """``expr`` with one operand of one of its sums or products removed, for every such operand."""
+    for path, node in expr.subexpressions():
+        operands = node.operands
+        if len(operands) < 2:
+            continue
+        for i in range(len(operands)):
+            rest = operands[:i] + operands[i + 1 :]
+            yield expr.replace(path, node._rebuild(list(rest)) if len(rest) > 1 else rest[0])
 
 
 _GRAMMARS = {

@@ -4,11 +4,14 @@ Grammar (whitespace is ignored; ``×`` may be written for ``*``)::
 
     expression := term ("+" term)*
     term       := factor ("*" factor)*
-    factor     := "(" expression ")" | base
+    factor     := "(" expression ")" | change | base
+    change     := ("CP" | "CW") "(" column "," expression "," expression ")"
     base       := KIND [ "(" [ column ("," column)* ] ")" ]
     column     := INTEGER | NAME | QUOTED
 
-``KIND`` is a catalogue name (case-insensitive). A column is a 0-based index,
+``KIND`` is a catalogue name (case-insensitive); ``CP`` and ``CW`` are the
+changepoint and change-window operators, whose first argument is the column
+the change happens on. A column is a 0-based index,
 or, when feature names are given, a feature name -- bare if it is an
 identifier (letters, digits, ``_`` and ``.``), otherwise in single or double
 quotes with backslash escapes.
@@ -16,7 +19,7 @@ quotes with backslash escapes.
 
 from __future__ import annotations
 
-from ._expr import Base, add, multiply
+from ._expr import CHANGE_OPERATORS, Base, Change, add, multiply
 from ._kinds import KINDS
 
 __all__ = ["parse"]
@@ -140,7 +143,28 @@ class _Parser:
         if tok.type != "name":
             found = "end of text" if tok.type == "end" else repr(tok.value)
             raise _error(self.text, tok.pos, f"expected a base kernel or '(', found {found}")
+        if tok.value.upper() in CHANGE_OPERATORS:
+            return self.change()
         return self.base()
+
+    def change(self):
+        tok = self.expect("name", "a change operator")
+        self.expect("(", f"'(' after {tok.value}")
+        ahead = self.token
+        if ahead.type == "name" and (ahead.value.upper() in KINDS or ahead.value.upper() in CHANGE_OPERATORS) and (
+            self.names is None or ahead.value not in self.names
+        ):
+            raise _error(
+                self.text, ahead.pos,
+                f"{tok.value.upper()} takes the column it switches on first: {tok.value.upper()}(column, A, B)",
+            )
+        column = self.column()
+        self.expect(",", "','")
+        first = self.expression()
+        self.expect(",", "','")
+        second = self.expression()
+        self.expect(")", "')'")
+        return Change(tok.value.upper(), column, first, second)
 
     def base(self):
         tok = self.expect("name", "a base kernel")

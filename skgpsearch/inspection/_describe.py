@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..grammar import Product, parse
+from ..grammar import Change, Product, parse
 from ._decompose import check_explainable, decompose, feature_names_of
 
 __all__ = ["describe"]
@@ -136,6 +136,13 @@ def describe_term(term, names, ranges=None):
     factors = [f for f in (term.operands if isinstance(term, Product) else (term,)) if f.name != "C"]
     if not factors:
         return "a constant offset"
+    changes = [f for f in factors if isinstance(f, Change)]
+    if changes:
+        others = [f for f in factors if not isinstance(f, Change)]
+        phrase = " times ".join(_change_phrase(change, names, ranges) for change in changes)
+        if not others:
+            return phrase
+        return f"{phrase}, multiplied by {describe_term(Product._make(others) if len(others) > 1 else others[0], names, ranges)}"
     if any(f.name == "WN" for f in factors):
         return "white noise" + ("" if len(factors) == 1 else " whose variance varies with the inputs")
     groups = {}
@@ -149,6 +156,51 @@ def describe_term(term, names, ranges=None):
     ]
     every = [c for columns in groups for c in columns]
     return f"an interaction of {_join([_name(c, names) for c in every])} ({'; '.join(pieces)})"
+
+
+def _change_phrase(node, names, ranges):
+    """Phrase for a changepoint or change window: where it happens and what each side is."""
+    var = _name(node.column, names)
+    first, second = (_side_phrase(op, names, ranges) for op in node.operands)
+    location = node.params.get("location", np.nan)
+    spread = _spread((node.column,), ranges)
+
+    def at(value):
+        return _position(value, spread)
+
+    if node.operator == "CP":
+        where = f"≈ {at(location)} in {var}"
+        if second is None:
+            return f"{first} until {where}, then a constant level"
+        if first is None:
+            return f"a constant level until {where}, then {second}"
+        return f"{first} until {where}, changing to {second}"
+    half = 0.5 * node.params.get("duration", np.nan)
+    window = f"between ≈ {at(location - half)} and {at(location + half)} in {var}"
+    if second is None:
+        return f"{first}, except {window} where it is replaced by a constant level"
+    if first is None:
+        return f"{second} only {window} (a constant level outside)"
+    return f"{first}, replaced {window} by {second}"
+
+
+def _position(value, spread):
+    """A position on a column to about a hundredth of its range (1956.3, not 1.96e+03)."""
+    value = float(value)
+    if not np.isfinite(value):
+        return "?"
+    if not np.isfinite(spread) or spread <= 0 or value == 0:
+        return _num(value)
+    digits = max(3, int(np.ceil(np.log10(abs(value) / (spread / 100.0)))))
+    return f"{value:.{digits}g}"
+
+
+def _side_phrase(expr, names, ranges):
+    """Phrase for one side of a change (``None`` for a constant)."""
+    terms = expr.sum_of_products()
+    if all(t.name == "C" for t in terms if not isinstance(t, Product)) and not any(isinstance(t, Product) for t in terms):
+        return None
+    return " plus ".join(describe_term(t, names, ranges) for t in terms)
 
 
 def _function_of(group, var, spread):

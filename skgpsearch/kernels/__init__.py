@@ -30,7 +30,7 @@ from ._base import (
 from ._change import ChangePoint, ChangeWindow
 from ._columns import ActiveColumns
 from ._convert import from_kernel, inherit_values, to_kernel
-from ._defaults import DataSummary, default_hyperparameters, unit_amplitude
+from ._defaults import DataSummary, change_defaults, default_hyperparameters, unit_amplitude
 
 __all__ = [
     "ActiveColumns",
@@ -57,6 +57,7 @@ __all__ = [
     "SquaredExponential",
     "WN",
     "WhiteNoise",
+    "change_defaults",
     "default_hyperparameters",
     "from_kernel",
     "inherit_values",

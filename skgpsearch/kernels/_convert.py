@@ -5,11 +5,14 @@ from __future__ import annotations
 import numpy as np
 from sklearn.gaussian_process import kernels as sk
 
-from ..grammar import KINDS, Base, Expr, Product, Sum, add, multiply
+from ..grammar import KINDS, Base, Change, Expr, Product, Sum, add, multiply
 from ..grammar._expr import _scale, _scale_keeper
 from ._base import KERNEL_CLASSES, CatalogueKernel
+from ._change import ChangePoint, ChangeWindow
 from ._columns import ActiveColumns
-from ._defaults import DataSummary, default_hyperparameters, unit_amplitude
+from ._defaults import DataSummary, change_defaults, default_hyperparameters, unit_amplitude
+
+_CHANGE_CLASSES = {"CP": ChangePoint, "CW": ChangeWindow}
 
 __all__ = ["to_kernel", "from_kernel", "inherit_values"]
 
@@ -74,6 +77,8 @@ def _build(node, summary, flags):
     if isinstance(node, Base):
         return _base_kernel(node, summary, next(flags))
     kernels = [_build(op, summary, flags) for op in node.operands]
+    if isinstance(node, Change):
+        return _change_kernel(node, kernels, summary)
     combine = sk.Sum if isinstance(node, Sum) else sk.Product
     kernel = kernels[0]
     for other in kernels[1:]:
@@ -105,6 +110,15 @@ def _base_kernel(leaf, summary, amplitude_free):
     return ActiveColumns(kernel, list(columns))
 
 
+def _change_kernel(node, kernels, summary):
+    carried = node.params
+    kwargs = {}
+    for name, (init, (low, high)) in change_defaults(node.operator, node.column, summary).items():
+        kwargs[name] = float(np.clip(carried.get(name, init), low, high))
+        kwargs[name + "_bounds"] = (float(low), float(high))
+    return _CHANGE_CLASSES[node.operator](kernels[0], kernels[1], column=node.column, **kwargs)
+
+
 def _normalise_scales(expr, summary):
     """Move the scale of fixed-amplitude factors to the factor that keeps it.
 
@@ -117,6 +131,8 @@ def _normalise_scales(expr, summary):
     ops = [_normalise_scales(op, summary) for op in expr.operands]
     if isinstance(expr, Sum):
         return Sum._make(ops)
+    if isinstance(expr, Change):
+        return expr._rebuild(ops)
     keeper = _scale_keeper(ops)
     total, found = 1.0, False
     for i, op in enumerate(ops):
@@ -141,11 +157,11 @@ def _extract_scale(node, summary):
         params["variance"] = unit
         return s, node.with_params(params)
     ops = list(node.operands)
-    if isinstance(node, Sum):
+    if isinstance(node, (Sum, Change)):
         s, ops[0] = _extract_scale(ops[0], summary)
         if s is not None and s > 0:
             ops[1:] = [_scale(op, 1.0 / s) for op in ops[1:]]
-        return s, Sum._make(ops)
+        return s, (Sum._make(ops) if isinstance(node, Sum) else node._rebuild(ops))
     k = _scale_keeper(ops)
     s, ops[k] = _extract_scale(ops[k], summary)
     return s, Product._make(ops)
@@ -190,7 +206,25 @@ def inherit_values(expr, parent):
         queue = pool.get((leaf.kind.name, leaf.columns))
         return leaf.with_params(queue.pop(0)) if queue else leaf
 
-    return expr.map_leaves(take)
+    changes = {}
+    for node in parent.changes:
+        if node.params:
+            changes.setdefault((node.operator, node.column), []).append(node.params)
+    return _inherit_change_values(expr.map_leaves(take), changes)
+
+
+def _inherit_change_values(node, changes):
+    """Change nodes without values take those of the parent's change nodes of the same operator and column."""
+    if isinstance(node, Base):
+        return node
+    operands = [_inherit_change_values(op, changes) for op in node.operands]
+    if not isinstance(node, Change):
+        return node._rebuild(operands)
+    params = node.params
+    queue = changes.get((node.operator, node.column))
+    if not params and queue:
+        params = queue.pop(0)
+    return Change(node.operator, node.column, *operands, params)
 
 
 def from_kernel(kernel, n_features=None):
@@ -234,6 +268,11 @@ def _read(kernel, columns):
         return add(_read(kernel.k1, columns), _read(kernel.k2, columns))
     if isinstance(kernel, sk.Product):
         return multiply(_read(kernel.k1, columns), _read(kernel.k2, columns))
+    if isinstance(kernel, (ChangePoint, ChangeWindow)):
+        operator = "CP" if isinstance(kernel, ChangePoint) else "CW"
+        column = int(kernel.column) if columns is None else columns[int(kernel.column)]
+        params = {name: float(getattr(kernel, name)) for name in kernel._own_names}
+        return Change(operator, column, _read(kernel.k1, columns), _read(kernel.k2, columns), params)
     if isinstance(kernel, CatalogueKernel):
         params = {name: _value(getattr(kernel, name)) for name in kernel._hyperparameter_names}
         return _leaf(kernel.kind, columns, params, kernel)

@@ -39,7 +39,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["DataSummary", "default_hyperparameters", "discrete_columns", "unit_amplitude"]
+__all__ = ["DataSummary", "default_hyperparameters", "change_defaults", "discrete_columns", "unit_amplitude"]
 
 
 @dataclass(frozen=True)
@@ -250,4 +250,42 @@ def default_hyperparameters(kind, columns, summary):
             summary.mean[cols].copy(),
             (summary.minimum[cols] - span, summary.maximum[cols] + span),
         )
+    return out
+
+
+def change_defaults(operator, column, summary):
+    """Initial values and bounds of a change operator's own hyperparameters.
+
+    With the column's range [a, b], its median spacing h and span r = b − a:
+
+    ========  ===================================  ====================================
+    name      initial value                        bounds
+    ========  ===================================  ====================================
+    location  the middle of the range              [a, b]
+    width     r / 20                               [h / 10, r]
+    duration  r / 4 (CW)                           [2 h, r]
+    ========  ===================================  ====================================
+
+    A transition narrower than a tenth of the spacing is a step between two
+    samples: its exact width cannot be told from the data.
+
+    Parameters
+    ----------
+    operator : {"CP", "CW"}
+    column : int
+    summary : DataSummary
+
+    Returns
+    -------
+    dict
+        ``{name: (initial value, (lower, upper))}``.
+    """
+    summary._check((column,))
+    low, high = float(summary.minimum[column]), float(summary.maximum[column])
+    span = high - low if high > low else 1.0
+    gap = summary.typical_gap((column,)) or span / 100.0
+    out = {"location": (0.5 * (low + high), (low, high if high > low else low + span))}
+    if operator == "CW":
+        out["duration"] = _inside(span / 4.0, min(2.0 * gap, span / 8.0), span)
+    out["width"] = _inside(span / 20.0, min(gap / 10.0, span / 200.0), span)
     return out
