@@ -83,6 +83,10 @@ def _parser():
     discover.add_argument("--base-kernels", default=None, metavar="KINDS",
                           help="comma-separated base kernels, e.g. SE,PER,LIN (default: SE,RQ,PER,LIN for "
                           "regression, SE for classification)")
+    discover.add_argument("--changepoints", action="store_true",
+                          help="regression: also search changepoints and change windows (CP, CW) on every column")
+    discover.add_argument("--model-averaging", type=int, default=None, metavar="K",
+                          help="regression: predict with the weighted mixture of the K best structures")
     discover.add_argument("--n-jobs", type=int, default=None, metavar="N", help="parallel candidate fits")
     discover.add_argument("--report", default=None, metavar="PATH", help="write a report (.html or .md)")
     discover.add_argument("--no-compare", action="store_true",
@@ -183,6 +187,16 @@ def _discover(args):
         params["max_depth"] = args.max_depth
     if args.base_kernels:
         params["base_kernels"] = tuple(k.strip() for k in args.base_kernels.split(",") if k.strip())
+    if (args.changepoints or args.model_averaging is not None) and task != "regression":
+        raise UsageError("--changepoints and --model-averaging apply to regression only.")
+    if args.model_averaging is not None:
+        if args.model_averaging < 1:
+            raise UsageError(f"--model-averaging must be at least 1, got {args.model_averaging}.")
+        params["model_averaging"] = args.model_averaging
+    if args.changepoints:
+        from .grammar import CompositionalGrammar
+
+        params["grammar"] = CompositionalGrammar(params.pop("base_kernels", None), change_operators=("CP", "CW"))
     estimator_class = CompositionalGPRegressor if task == "regression" else CompositionalGPClassifier
     model = estimator_class(**params)
     X = _frame(X, features)

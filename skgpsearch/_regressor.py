@@ -121,6 +121,16 @@ class CompositionalGPRegressor(RegressorMixin, BaseEstimator):
     random_state : int, RandomState instance or None, default=None
         Seeds the random restarts and subsampling. With an int, results are
         reproducible and the same for any ``n_jobs``.
+    model_averaging : int or None, default=None
+        ``None``: predict with the chosen model. An int ``k >= 2``: predict with
+        the Gaussian mixture of the ``k`` best fitted structures of the search,
+        weighted by exp(criterion − best criterion) -- for ``"bic"`` and
+        ``"lml"`` (log-evidence scale) the approximate posterior probabilities
+        of the structures; models with less than 1e-6 of the best's weight
+        are dropped. The mean and variance of the mixture are exact:
+        Σ w_i μ_i and Σ w_i (σ_i² + μ_i²) − μ². ``structure_``, ``decompose``
+        and ``describe`` keep describing the chosen model (``describe`` says
+        what is averaged).
     verbose : int, default=0
         ``1`` prints one line per depth (best structure, criterion,
         candidates, elapsed time).
@@ -148,6 +158,11 @@ class CompositionalGPRegressor(RegressorMixin, BaseEstimator):
     search_stop_reason_ : str
         Why the search stopped (``"no improvement"``, ``"max_depth reached"``,
         ``"depth limit reached"``, a budget, ``"interrupted"``).
+    averaged_structures_ : list of Expr
+        The structures whose mixture predicts (only the chosen one without
+        ``model_averaging``), best first, carrying their fitted values.
+    model_weights_ : ndarray of shape (n_models,)
+        Their weights (summing to one).
     log_marginal_likelihood_value_ : float
         log p(y | X, θ̂) of the chosen model, in the units of the original targets.
     n_hyperparameters_ : int
@@ -200,6 +215,7 @@ class CompositionalGPRegressor(RegressorMixin, BaseEstimator):
         "n_jobs": [numbers.Integral, None],
         "random_state": ["random_state"],
         "verbose": ["verbose"],
+        "model_averaging": [Interval(numbers.Integral, 1, None, closed="left"), None],
     }
 
     def __init__(
@@ -221,6 +237,7 @@ class CompositionalGPRegressor(RegressorMixin, BaseEstimator):
         n_jobs=None,
         random_state=None,
         verbose=0,
+        model_averaging=None,
     ):
         self.base_kernels = base_kernels
         self.grammar = grammar
@@ -238,6 +255,7 @@ class CompositionalGPRegressor(RegressorMixin, BaseEstimator):
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.verbose = verbose
+        self.model_averaging = model_averaging
 
     # -- fitting ------------------------------------------------------------------
     def fit(self, X, y):
@@ -286,6 +304,7 @@ class CompositionalGPRegressor(RegressorMixin, BaseEstimator):
             del self._fit_setup
         best = result.best
         self._adopt(best, summary, X, y, y_fit, y_mean, y_std)
+        self._average(result.records, best, summary, X, y_fit)
         self.best_score_ = best["criterion"]
         self.search_results_ = _results_table(result.records)
         self.search_path_ = result.levels
@@ -349,6 +368,26 @@ class CompositionalGPRegressor(RegressorMixin, BaseEstimator):
         self.log_marginal_likelihood_value_ = record["log_marginal_likelihood"]
         self.n_hyperparameters_ = record["n_hyperparameters"]
 
+    def _average(self, records, best, summary, X, y_fit):
+        """The mixture of the ``model_averaging`` best structures (see the class docstring)."""
+        chosen = [best]
+        if self.model_averaging is not None and self.model_averaging > 1:
+            ranked = sorted(
+                (r for r in records if r["status"] == "ok" and np.isfinite(r["criterion"]) and r is not best),
+                key=lambda r: -r["criterion"],
+            )
+            chosen += [r for r in ranked[: self.model_averaging - 1]
+                       if r["criterion"] - best["criterion"] > math.log(1e-6)]
+        scores = np.array([r["criterion"] for r in chosen], dtype=float)
+        weights = np.exp(scores - scores.max())
+        self.model_weights_ = weights / weights.sum()
+        self.averaged_structures_ = [r["structure"] for r in chosen]
+        self._mixture = [self._posterior]
+        for record in chosen[1:]:
+            with single_threaded_blas():
+                kernel = to_kernel(record["structure"], summary=summary)
+                self._mixture.append(GPPosterior(kernel, record["noise_variance"], X, y_fit))
+
     def _grammar(self):
         if isinstance(self.grammar, Grammar):
             if _kind_names(self.base_kernels) != ("SE", "RQ", "PER", "LIN"):
@@ -405,7 +444,11 @@ class CompositionalGPRegressor(RegressorMixin, BaseEstimator):
             raise ValueError("At most one of return_std or return_cov can be requested.")
         check_is_fitted(self)
         X = validate_data(self, X, reset=False, dtype=np.float64)
-        mean, spread = self._posterior.predict(X, return_std=return_std, return_cov=return_cov)
+        mixture = getattr(self, "_mixture", None)
+        if mixture is not None and len(mixture) > 1:
+            mean, spread = _mixture_moments(mixture, self.model_weights_, X, return_std, return_cov)
+        else:
+            mean, spread = self._posterior.predict(X, return_std=return_std, return_cov=return_cov)
         mean = mean * self._y_train_std + self._y_train_mean
         if return_std:
             return mean, spread * self._y_train_std
@@ -513,6 +556,26 @@ class CompositionalGPRegressor(RegressorMixin, BaseEstimator):
         tags.target_tags.single_output = True
         tags.target_tags.multi_output = False
         return tags
+
+
+def _mixture_moments(posteriors, weights, X, return_std, return_cov):
+    """Mean and std (or covariance) of a weighted mixture of Gaussian posteriors at ``X``."""
+    means, spreads = [], []
+    for posterior in posteriors:
+        mean, spread = posterior.predict(X, return_std=return_std, return_cov=return_cov)
+        means.append(mean)
+        spreads.append(spread)
+    means = np.asarray(means)
+    mean = weights @ means
+    if not (return_std or return_cov):
+        return mean, None
+    if return_cov:
+        # Σ w_i (C_i + μ_i μ_iᵀ) − μ μᵀ, written with the deviations μ_i − μ (no cancellation)
+        deviations = means - mean
+        cov = sum(w * c for w, c in zip(weights, spreads)) + (deviations.T * weights) @ deviations
+        return mean, cov
+    variance = weights @ (np.asarray(spreads) ** 2 + (means - mean) ** 2)
+    return mean, np.sqrt(variance)
 
 
 def _results_table(records):

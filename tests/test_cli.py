@@ -59,6 +59,19 @@ def test_discover_regression_with_markdown_report(regression_csv, tmp_path, caps
     assert report.exists() and "## Comparison with a RandomForest" in report.read_text()
 
 
+def test_discover_with_changepoints_and_model_averaging(tmp_path, capsys):
+    rng = np.random.default_rng(3)
+    t = np.linspace(2000.0, 2010.0, 90)
+    y = np.where(t > 2006.0, 3.0, 0.0) + 0.1 * rng.normal(size=t.size)  # a jump in level at 2006
+    path = tmp_path / "level.csv"
+    path.write_text("year,y\n" + "\n".join(f"{a:.6f},{b:.6f}" for a, b in zip(t, y)) + "\n")
+    code, out, err = run(capsys, "discover", path, "--target", "y", "--max-depth", "2", "--base-kernels", "SE",
+                         "--changepoints", "--model-averaging", "3", "--no-compare", "--quiet")
+    assert code == 0, err
+    chosen = re.search(r"Chosen structure: (.*)", out).group(1)
+    assert chosen.startswith(("CP(year", "CW(year")), chosen  # a step is a change, not a smooth trend
+
+
 def test_discover_detects_classification_and_quiet(tmp_path, capsys):
     rng = np.random.default_rng(1)
     X = rng.uniform(-2, 2, size=(60, 2))
@@ -101,6 +114,9 @@ def test_integer_targets_with_few_values_are_classes(tmp_path, capsys):
         ("x,y\n1,2\n2,3\n3,4\n4,5\n5,6\n6,7\n", ["--target", "y", "--max-depth", "0"], "--max-depth must be"),
         ("x,y\n1,a\n2,b\n3,a\n4,b\n5,a\n6,b\n", ["--target", "y", "--criterion", "loo", "--no-compare"],
          "applies to regression only"),
+        ("x,y\n1,a\n2,b\n3,a\n4,b\n5,a\n6,b\n", ["--target", "y", "--changepoints"], "regression only"),
+        ("x,y\n1,2.5\n2,3.1\n3,4.7\n4,5.2\n5,6.9\n6,7.3\n", ["--target", "y", "--model-averaging", "0"],
+         "--model-averaging must be at least 1"),
     ],
 )
 def test_clear_one_line_errors(tmp_path, capsys, content, argv, message):

@@ -21,7 +21,7 @@ def cheap(**params):
     return CompositionalGPRegressor(**defaults)
 
 
-@parametrize_with_checks([cheap(), cheap(max_depth=2, grammar="sum_of_products", criterion="aic")])
+@parametrize_with_checks([cheap(), cheap(max_depth=2, grammar="sum_of_products", criterion="aic", model_averaging=3)])
 def test_sklearn_estimator_checks(estimator, check):
     check(estimator)
 
@@ -391,3 +391,45 @@ def test_many_columns_screened_levels_use_every_relevant_column():
         fitted = [i for i, s in enumerate(status) if s != "screened out" and model.search_results_["depth"][i] == depth]
         assert len(fitted) <= 6
     assert "screening out" in model.describe()
+
+
+def test_model_averaging_is_the_exact_mixture_of_the_best_structures():
+    """Mixture mean and variance checked against scikit-learn GPs built from each averaged structure."""
+    from skgpsearch.kernels import to_kernel
+
+    rng = np.random.default_rng(2)
+    X = np.sort(rng.uniform(0, 10, size=(60, 1)), axis=0)
+    y = np.sin(X[:, 0]) + 0.1 * X[:, 0] + 0.1 * rng.normal(size=60)
+    model = CompositionalGPRegressor(base_kernels=("SE", "PER", "LIN"), max_depth=2, random_state=0,
+                                     model_averaging=4).fit(X, y)
+    single = clone(model).set_params(model_averaging=None).fit(X, y)
+    assert single.model_weights_.tolist() == [1.0] and str(single.structure_) == str(model.structure_)
+    weights = model.model_weights_
+    assert len(weights) == 4 and weights.sum() == pytest.approx(1.0) and np.all(np.diff(weights) <= 0)
+    # weights: exp(criterion - best) of the search results
+    scores = dict(zip(model.search_results_["structure"], model.search_results_["criterion"]))
+    expected = np.exp([scores[str(s)] - model.best_score_ for s in model.averaged_structures_])
+    np.testing.assert_allclose(weights, expected / expected.sum(), rtol=1e-10)
+    X_test = np.array([[-1.0], [5.5], [11.0], [13.0]])
+    means, variances = [], []
+    for structure in model.averaged_structures_:
+        # each model's fitted hyperparameters, on the normalised scale, as a plain sklearn GP
+        record = model.search_results_["structure"].index(str(structure))
+        kernel = to_kernel(structure, summary=model._summary)
+        noise = model._mixture[model.averaged_structures_.index(structure)].noise_variance
+        gp = GaussianProcessRegressor(kernel, alpha=noise, optimizer=None, normalize_y=False)
+        gp.fit(X, (y - y.mean()) / y.std())
+        mu, sd = gp.predict(X_test, return_std=True)
+        means.append(mu * y.std() + y.mean())
+        variances.append((sd * y.std()) ** 2)
+        assert model.search_results_["status"][record] == "ok"
+    means, variances = np.array(means), np.array(variances)
+    mixture_mean = weights @ means
+    mixture_var = weights @ (variances + means**2) - mixture_mean**2
+    mean, std = model.predict(X_test, return_std=True)
+    np.testing.assert_allclose(mean, mixture_mean, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(std, np.sqrt(mixture_var), rtol=1e-5)
+    _, cov = model.predict(X_test, return_cov=True)
+    np.testing.assert_allclose(np.diag(cov), mixture_var, rtol=1e-5)
+    assert np.linalg.eigvalsh(cov).min() > -1e-9
+    assert "Predictions average 4 structures" in model.describe()

@@ -94,6 +94,16 @@ def describe(estimator, feature_names=None, target_name=None):
         f"- The remaining noise has standard deviation ≈ {_num(noise_sd)} "
         f"({_percent(parts.noise_variance / parts.target_variance)} of the variance)."
     )
+    weights = getattr(estimator, "model_weights_", None)
+    if weights is not None and len(weights) > 1:
+        models = ", ".join(
+            f"{structure.to_string(names)} ({_percent(w)})"
+            for structure, w in zip(estimator.averaged_structures_, weights)
+        )
+        lines.append(
+            f"- Predictions average {len(weights)} structures, weighted by exp(criterion − best criterion); "
+            f"the components above are those of the first: {models}."
+        )
     if not hasattr(estimator, "search_results_"):
         return "\n".join(lines)
     return "\n".join(lines + ["", _search_summary(estimator, names)])
