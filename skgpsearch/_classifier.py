@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import numbers
 
 import numpy as np
@@ -92,6 +93,13 @@ class CompositionalGPClassifier(ClassifierMixin, BaseEstimator):
         With an int, results are reproducible and the same for any ``n_jobs``.
     verbose : int, default=0
         ``1`` prints one line per search depth.
+    model_averaging : int or None, default=None
+        ``None``: predict with the chosen model. An int ``k >= 2``: per binary
+        problem, ``predict_proba`` averages the class probabilities of the
+        ``k`` best fitted structures, weighted by exp(criterion − best
+        criterion) (models below 1e-6 of the best's weight are dropped; seed
+        001 §5.2 averages over the searched models too). ``structure_`` and
+        ``describe`` keep the chosen model.
 
     Attributes
     ----------
@@ -117,6 +125,8 @@ class CompositionalGPClassifier(ClassifierMixin, BaseEstimator):
     search_path_ : list of dict
         Per binary problem and depth: best structure, criterion, candidates.
     search_stop_reason_ : str or list of str
+    model_weights_ : ndarray, or list of them (multi-class)
+        Weights of the averaged structures (``[1.0]`` without ``model_averaging``).
     X_train_ : ndarray
         Training inputs.
     y_train_ : ndarray
@@ -154,6 +164,7 @@ class CompositionalGPClassifier(ClassifierMixin, BaseEstimator):
         "n_jobs": [numbers.Integral, None],
         "random_state": ["random_state"],
         "verbose": ["verbose"],
+        "model_averaging": [Interval(numbers.Integral, 1, None, closed="left"), None],
     }
 
     def __init__(
@@ -174,7 +185,9 @@ class CompositionalGPClassifier(ClassifierMixin, BaseEstimator):
         n_jobs=None,
         random_state=None,
         verbose=0,
+        model_averaging=None,
     ):
+        self.model_averaging = model_averaging
         self.base_kernels = base_kernels
         self.grammar = grammar
         self.criterion = criterion
@@ -262,6 +275,7 @@ class CompositionalGPClassifier(ClassifierMixin, BaseEstimator):
         self.search_results_ = table
         self.search_path_ = paths
         self.search_stop_reason_ = reasons[0] if binary else reasons
+        self.model_weights_ = models[0].weights if binary else [m.weights for m in models]
         return self
 
     def _search_binary(self, X, y, criterion, likelihood, grammar, summary, seed):
@@ -290,15 +304,34 @@ class CompositionalGPClassifier(ClassifierMixin, BaseEstimator):
             feature_names=getattr(self, "feature_names_in_", None),
         )
         best = result.best
-        p = best["theta"].size - 1 - likelihood.n_params
-        kernel = to_kernel(best["structure"], summary=summary)
-        kernel.theta = best["theta"][:p]
-        mean, lik_theta = float(best["theta"][p]), best["theta"][p + 1 :]
-        with single_threaded_blas():
-            posterior = ClassificationPosterior(kernel, mean, likelihood, lik_theta, X, y, a0=best["latent_start"])
-        model = _BinaryModel(best["structure"], kernel, mean, likelihood, lik_theta, posterior, X, y, summary)
-        model.n_hyperparameters_ = best["n_hyperparameters"]
+        model = self._binary_model(best, likelihood, X, y, summary)
+        chosen = [best]
+        if self.model_averaging is not None and self.model_averaging > 1:
+            ranked = sorted(
+                (r for r in result.records if r["status"] == "ok" and np.isfinite(r["criterion"]) and r is not best),
+                key=lambda r: -r["criterion"],
+            )
+            chosen += [r for r in ranked[: self.model_averaging - 1]
+                       if r["criterion"] - best["criterion"] > math.log(1e-6)]
+        scores = np.array([r["criterion"] for r in chosen], dtype=float)
+        weights = np.exp(scores - scores.max())
+        model.weights = weights / weights.sum()
+        model.mixture = [model.posterior] + [
+            self._binary_model(r, likelihood, X, y, summary).posterior for r in chosen[1:]
+        ]
         return model, result
+
+    @staticmethod
+    def _binary_model(record, likelihood, X, y, summary):
+        p = record["theta"].size - 1 - likelihood.n_params
+        kernel = to_kernel(record["structure"], summary=summary)
+        kernel.theta = record["theta"][:p]
+        mean, lik_theta = float(record["theta"][p]), record["theta"][p + 1 :]
+        with single_threaded_blas():
+            posterior = ClassificationPosterior(kernel, mean, likelihood, lik_theta, X, y, a0=record["latent_start"])
+        model = _BinaryModel(record["structure"], kernel, mean, likelihood, lik_theta, posterior, X, y, summary)
+        model.n_hyperparameters_ = record["n_hyperparameters"]
+        return model
 
     def _discrete_mask(self, X):
         n_features = X.shape[1]
@@ -328,7 +361,7 @@ class CompositionalGPClassifier(ClassifierMixin, BaseEstimator):
     def _binary_probabilities(self, X):
         check_is_fitted(self)
         X = validate_data(self, X, reset=False, dtype=np.float64)
-        return np.column_stack([m.posterior.predict_proba(X) for m in self._binary_models])
+        return np.column_stack([_averaged_probability(m, X) for m in self._binary_models])
 
     def predict_proba(self, X):
         """Class probabilities (columns in the order of ``classes_``).
@@ -366,7 +399,7 @@ class CompositionalGPClassifier(ClassifierMixin, BaseEstimator):
         """
         check_is_fitted(self)
         X = validate_data(self, X, reset=False, dtype=np.float64)
-        scores = np.column_stack([m.posterior.predict_log_odds(X) for m in self._binary_models])
+        scores = np.column_stack([_averaged_log_odds(m, X) for m in self._binary_models])
         return scores[:, 0] if scores.shape[1] == 1 else scores
 
     # -- explanation ----------------------------------------------------------------
@@ -445,6 +478,24 @@ def _validate_training_data(estimator, X, y):
             ) from exc
         raise
     return X.copy(), y
+
+
+def _averaged_probability(model, X):
+    """p(y = +1 | x) of a binary model: the weighted average over its mixture, if any."""
+    mixture = getattr(model, "mixture", None)
+    if not mixture or len(mixture) == 1:
+        return model.posterior.predict_proba(X)
+    return sum(w * posterior.predict_proba(X) for w, posterior in zip(model.weights, mixture))
+
+
+def _averaged_log_odds(model, X):
+    """Predictive log-odds of a binary model (of its averaged probability with a mixture)."""
+    mixture = getattr(model, "mixture", None)
+    if not mixture or len(mixture) == 1:
+        return model.posterior.predict_log_odds(X)
+    p = np.clip(_averaged_probability(model, X), 1e-300, 1.0)
+    q = np.clip(1.0 - p, 1e-300, 1.0)
+    return np.log(p) - np.log(q)
 
 
 class _BinaryModel:

@@ -31,7 +31,7 @@ def _two_moons_like(n=150, seed=0, flip=0.0):
     [
         CompositionalGPClassifier(max_depth=1, n_restarts=0, random_state=0),
         CompositionalGPClassifier(max_depth=2, n_restarts=0, likelihood="robust", criterion="bic",
-                                  max_optimize_samples=20, random_state=0),
+                                  max_optimize_samples=20, random_state=0, model_averaging=2),
     ]
 )
 def test_sklearn_estimator_checks(estimator, check):
@@ -230,3 +230,28 @@ def test_cv_accuracy_on_other_data_conditions_on_that_data():
     clf = CompositionalGPClassifier(max_depth=1, n_restarts=0, random_state=0).fit(X, y)
     value = get_criterion("cv_accuracy")(clf, X_other, y_other)
     assert 0.7 < value <= 1.0
+
+
+def test_model_averaging_averages_the_probabilities_of_the_best_structures():
+    rng = np.random.default_rng(5)
+    X = rng.uniform(-2, 2, size=(80, 2))
+    y = (np.sin(2 * X[:, 0]) + 0.5 * X[:, 1] + 0.3 * rng.normal(size=80) > 0).astype(int)
+    clf = CompositionalGPClassifier(max_depth=2, random_state=0, model_averaging=3).fit(X, y)
+    single = clone(clf).set_params(model_averaging=None).fit(X, y)
+    assert single.model_weights_.tolist() == [1.0]
+    weights = clf.model_weights_
+    assert 1 < len(weights) <= 3 and weights.sum() == pytest.approx(1.0)
+    # independent: each averaged structure's own Laplace posterior, weighted by exp(criterion - best)
+    results = clf.search_results_
+    records = sorted((c, s) for s, c, st in zip(results["structure"], results["criterion"], results["status"])
+                     if st == "ok")[::-1][: len(weights)]
+    expected = np.exp([c - records[0][0] for c, _ in records])
+    np.testing.assert_allclose(weights, expected / expected.sum(), rtol=1e-10)
+    X_test = rng.uniform(-2, 2, size=(7, 2))
+    model = clf._binary_models[0]
+    by_hand = sum(w * p.predict_proba(X_test) for w, p in zip(weights, model.mixture))
+    np.testing.assert_allclose(clf.predict_proba(X_test)[:, 1], by_hand, rtol=1e-12)
+    assert str(model.mixture[1].kernel) != str(model.mixture[0].kernel)
+    np.testing.assert_allclose(clf.predict_proba(X_test)[:, 0], 1 - by_hand, rtol=1e-12)
+    # the decision function ranks like the averaged probabilities
+    assert np.all(np.argsort(clf.decision_function(X_test)) == np.argsort(by_hand))
