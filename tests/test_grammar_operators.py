@@ -157,16 +157,18 @@ def test_pruning_drops_one_operand_and_keeps_the_sum_of_products_form():
 
 
 def test_baselines_start_the_search_with_the_standard_models():
-    g = CompositionalGrammar(["SE", "PER"])
+    g = CompositionalGrammar(["SE", "PER"], baselines=True)
     first = g.initial(3)
     assert first[:6] == g.base_set(3)
     assert first[6:] == [parse("SE(0) * SE(1) * SE(2)"), parse("SE(0) + SE(1) + SE(2)")]
-    assert CompositionalGrammar(["SE"], baselines=False).initial(3) == CompositionalGrammar(["SE"]).base_set(3)
-    assert CompositionalGrammar(["SE"]).initial(1) == [parse("SE(0)")]  # one column: SE is both
+    assert CompositionalGrammar(["SE"]).initial(3) == CompositionalGrammar(["SE"]).base_set(3)  # off by default
+    assert CompositionalGrammar(["SE"], baselines=True).initial(1) == [parse("SE(0)")]  # one column: SE is both
     # only columns that admit SE; the size limits still hold
-    g = SumOfProductsGrammar(["SE"], kernels_per_column={1: ("LIN",)})
+    g = SumOfProductsGrammar(["SE"], kernels_per_column={1: ("LIN",)}, baselines=True)
     assert g.baseline_structures(3) == [parse("SE(0) * SE(2)"), parse("SE(0) + SE(2)")]
-    assert SumOfProductsGrammar(max_factors=2).baseline_structures(3) == [parse("SE(0) + SE(1) + SE(2)")]
+    assert SumOfProductsGrammar(max_factors=2, baselines=True).baseline_structures(3) == [
+        parse("SE(0) + SE(1) + SE(2)")
+    ]
 
 
 def test_sop_with_several_kinds():

@@ -383,6 +383,12 @@ def test_many_columns_screened_levels_use_every_relevant_column():
          + np.sin(X[:, 4]) + 0.05 * rng.normal(size=150))
     model = CompositionalGPRegressor(base_kernels=("SE",), max_fits_per_depth=6, random_state=0).fit(X, y)
     assert set(model.structure_.columns) == {0, 1, 2, 3, 4}
+    # from the additive baseline, pruning removes the irrelevant columns one by one
+    grammar = CompositionalGrammar(["SE"], baselines=True)
+    pruned = CompositionalGPRegressor(grammar=grammar, max_fits_per_depth=6, max_depth=3, random_state=0).fit(X, y)
+    path = [level["best_structure"] for level in pruned.search_path_]
+    assert path[0] == "SE(0) + SE(1) + SE(2) + SE(3) + SE(4) + SE(5) + SE(6)"
+    assert set(parse(path[1]).columns) < set(range(7)) and parse(path[1]).n_terms == 6
     status = model.search_results_["status"]
     screened = [i for i, s in enumerate(status) if s == "screened out"]
     assert screened, "levels with more than 6 children must be screened"
