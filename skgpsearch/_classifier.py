@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import numbers
 
 import numpy as np
@@ -17,7 +16,7 @@ from ._classification_fitter import ClassificationCandidateFitter
 from ._engine._classification import ClassificationPosterior, LaplaceObjective
 from ._engine._likelihoods import LIKELIHOODS, get_likelihood
 from ._regressor import _kind_names, _results_table
-from ._search import run_search, single_threaded_blas
+from ._search import averaged_records, run_search, single_threaded_blas
 from .criteria import get_criterion
 from .grammar import Grammar, get_grammar
 from .inspection import decompose, describe
@@ -305,17 +304,7 @@ class CompositionalGPClassifier(ClassifierMixin, BaseEstimator):
         )
         best = result.best
         model = self._binary_model(best, likelihood, X, y, summary)
-        chosen = [best]
-        if self.model_averaging is not None and self.model_averaging > 1:
-            ranked = sorted(
-                (r for r in result.records if r["status"] == "ok" and np.isfinite(r["criterion"]) and r is not best),
-                key=lambda r: -r["criterion"],
-            )
-            chosen += [r for r in ranked[: self.model_averaging - 1]
-                       if r["criterion"] - best["criterion"] > math.log(1e-6)]
-        scores = np.array([r["criterion"] for r in chosen], dtype=float)
-        weights = np.exp(scores - scores.max())
-        model.weights = weights / weights.sum()
+        chosen, model.weights = averaged_records(result, self.model_averaging)
         model.mixture = [model.posterior] + [
             self._binary_model(r, likelihood, X, y, summary).posterior for r in chosen[1:]
         ]

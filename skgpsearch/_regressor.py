@@ -15,7 +15,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._engine._linalg import NumericalError
 from ._engine._regression import GPPosterior, RegressionObjective
-from ._search import RegressionCandidateFitter, run_search, single_threaded_blas
+from ._search import RegressionCandidateFitter, averaged_records, run_search, single_threaded_blas
 from .criteria import get_criterion
 from .grammar import Grammar, get_grammar, get_kind
 from .inspection import decompose, describe
@@ -304,7 +304,7 @@ class CompositionalGPRegressor(RegressorMixin, BaseEstimator):
             del self._fit_setup
         best = result.best
         self._adopt(best, summary, X, y, y_fit, y_mean, y_std)
-        self._average(result.records, best, summary, X, y_fit)
+        self._average(result, summary, X, y_fit)
         self.best_score_ = best["criterion"]
         self.search_results_ = _results_table(result.records)
         self.search_path_ = result.levels
@@ -368,19 +368,9 @@ class CompositionalGPRegressor(RegressorMixin, BaseEstimator):
         self.log_marginal_likelihood_value_ = record["log_marginal_likelihood"]
         self.n_hyperparameters_ = record["n_hyperparameters"]
 
-    def _average(self, records, best, summary, X, y_fit):
+    def _average(self, result, summary, X, y_fit):
         """The mixture of the ``model_averaging`` best structures (see the class docstring)."""
-        chosen = [best]
-        if self.model_averaging is not None and self.model_averaging > 1:
-            ranked = sorted(
-                (r for r in records if r["status"] == "ok" and np.isfinite(r["criterion"]) and r is not best),
-                key=lambda r: -r["criterion"],
-            )
-            chosen += [r for r in ranked[: self.model_averaging - 1]
-                       if r["criterion"] - best["criterion"] > math.log(1e-6)]
-        scores = np.array([r["criterion"] for r in chosen], dtype=float)
-        weights = np.exp(scores - scores.max())
-        self.model_weights_ = weights / weights.sum()
+        chosen, self.model_weights_ = averaged_records(result, self.model_averaging)
         self.averaged_structures_ = [r["structure"] for r in chosen]
         self._mixture = [self._posterior]
         for record in chosen[1:]:

@@ -309,6 +309,30 @@ class SearchResult:
         return None if self.best_index is None else self.records[self.best_index]
 
 
+#: Averaged models below this fraction of the best one's weight are dropped.
+MIN_AVERAGING_WEIGHT = 1e-6
+
+
+def averaged_records(result, k):
+    """The records of the ``k`` best fitted structures (the chosen one first) and their weights.
+
+    Weights are exp(criterion − best criterion), normalised; structures below
+    ``MIN_AVERAGING_WEIGHT`` of the best's weight are left out. ``k`` of
+    ``None`` or 1 gives the chosen structure alone.
+    """
+    best = result.best
+    chosen = [best]
+    if k is not None and k > 1:
+        ranked = sorted(
+            (r for r in result.records if r["status"] == "ok" and np.isfinite(r["criterion"]) and r is not best),
+            key=lambda r: -r["criterion"],
+        )
+        chosen += [r for r in ranked[: k - 1] if r["criterion"] - best["criterion"] > math.log(MIN_AVERAGING_WEIGHT)]
+    scores = np.array([r["criterion"] for r in chosen], dtype=float)
+    weights = np.exp(scores - scores.max())
+    return chosen, weights / weights.sum()
+
+
 def automatic_depth(n_features):
     """Depth limit of a search without ``max_depth``: 3 for one column, one more per further column, at most 10.
 
