@@ -161,3 +161,30 @@ def test_multi_output_tag_passes_through():
 
     assert get_tags(KernelSearchCV(GaussianProcessRegressor())).target_tags.multi_output
     clone(KernelSearchCV(GaussianProcessRegressor(), kernels=KERNELS))
+
+
+def test_grammar_with_change_operators_scores_changepoint_candidates():
+    """A change grammar works in KernelSearchCV: its CP children are scored, and their CV score is cross_val_score's."""
+    from skgpsearch.grammar import CompositionalGrammar
+
+    rng = np.random.default_rng(2)
+    t = np.linspace(0.0, 10.0, 60)[:, None]
+    y = np.where(t[:, 0] > 6.0, np.sin(4 * t[:, 0]), 0.0) + 0.05 * rng.normal(size=60)
+    grammar = CompositionalGrammar(["SE", "PER"], change_operators=("CP",))
+    search = KernelSearchCV(GaussianProcessRegressor(alpha=1e-2, normalize_y=True), grammar=grammar, max_depth=2,
+                            cv=KFold(3))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        search.fit(t, y)
+    structures = [str(text) for text in search.cv_results_["structure"]]
+    depth = np.asarray(search.cv_results_["depth"])
+    scores = np.asarray(search.cv_results_["mean_test_score"])
+    first = structures[int(np.argmax(np.where(depth == 1, scores, -np.inf)))]  # the parent of depth 2
+    assert f"CP(0, {first}, {first})" in structures and f"CP(0, C, {first})" in structures
+    i = structures.index(f"CP(0, C, {first})")
+    kernel = search.cv_results_["params"][i]["kernel"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        expected = cross_val_score(GaussianProcessRegressor(kernel, alpha=1e-2, normalize_y=True), t, y, cv=KFold(3))
+    assert search.cv_results_["mean_test_score"][i] == pytest.approx(expected.mean(), rel=1e-9)
+    assert from_kernel(kernel) == parse(f"WN + CP(0, C, {first})")  # the search adds the noise term
