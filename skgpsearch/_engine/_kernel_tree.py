@@ -312,9 +312,7 @@ class _ChangeNode:
         return self.left.leaves() + self.right.leaves() + [self]
 
     def set(self, theta):
-        names = self.operator._free_own()
-        for name, value in zip(names, theta):
-            setattr(self.operator, name, float(value) if name in self.operator._unconstrained else math.exp(value))
+        self.operator.set_own_theta(theta)
 
     def forward(self):
         k1, d1 = self.left.forward()

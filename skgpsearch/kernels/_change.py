@@ -88,7 +88,11 @@ class _ChangeOperator(Kernel):
             )
         self.k1.theta = theta[:n1]
         self.k2.theta = theta[n1 : n1 + n2]
-        for name, value in zip(own, theta[n1 + n2 :]):
+        self.set_own_theta(theta[n1 + n2 :])
+
+    def set_own_theta(self, values):
+        """Set the free own hyperparameters from their ``theta`` entries (locations as they are, the rest logged)."""
+        for name, value in zip(self._free_own(), values):
             setattr(self, name, float(value) if name in self._unconstrained else float(np.exp(value)))
 
     @property
