@@ -206,7 +206,7 @@ class RegressionCandidateFitter:
             X_opt, y_opt = X[rows], y[rows]
         if hints is None:
             # a structure fitted on its own: periods from the data themselves
-            columns = sorted({leaf.columns[0] for leaf in expr.leaves if leaf.name == "PER"})
+            columns = sorted({leaf.columns[0] for leaf in expr.leaves if leaf.kind.periodic})
             hints = self.start_hints(None, X, y, columns, sorted({node.column for node in expr.changes}))
         noise_init = self.default_noise() if noise_init is None else noise_init
         kind = "loo" if self.objective == "loo" else "lml"
@@ -381,7 +381,7 @@ def run_search(
     result = SearchResult()
     seen = {}
     start = time.perf_counter()
-    period_columns = sorted({b.columns[0] for b in grammar.base_set(n_features) if b.name == "PER"})
+    period_columns = sorted({b.columns[0] for b in grammar.base_set(n_features) if b.kind.periodic})
     change_columns = getattr(grammar, "change_columns", lambda n: [])(n_features)
     frontier = [(expr, None) for expr in grammar.initial(n_features)]
     # the standard models are always fitted: the search must not end below them

@@ -149,7 +149,7 @@ def leaf_options(leaf, summary, periods=None):
         for alpha in alphas:
             for scale in scales:
                 variants.append({"lengthscale": scale} if alpha is None else {"lengthscale": scale, "alpha": alpha})
-    elif leaf.name == "PER" and periods:
+    elif leaf.kind.periodic and periods:
         variants = [{"period": float(p)} for p in periods]
     elif leaf.name == "LIN":
         # an offset outside the data first: in a product the amplitude then grows across the data
@@ -338,7 +338,7 @@ def start_pool(expr, summary, hints=None):
     # the other kernels' defaults can make the right period look bad before optimisation
     top_periods = {
         i: [option["period"] for option in opts[:PRIORITY_PERIODS]]
-        for i, (leaf, opts) in enumerate(zip(leaves, cold_options)) if leaf.name == "PER" and hints.periods
+        for i, (leaf, opts) in enumerate(zip(leaves, cold_options)) if leaf.kind.periodic and hints.periods
     }
     for assignment in _one_at_a_time(cold_options):
         expr_start = _assign(cold_expr, every, assignment)

@@ -5,7 +5,7 @@ import pytest
 
 from skgpsearch.kernels import DataSummary, default_hyperparameters, unit_amplitude
 
-KINDS = ["SE", "RQ", "PER", "LIN", "M12", "M32", "M52", "C", "WN"]
+KINDS = ["SE", "RQ", "PER", "CPER", "LIN", "M12", "M32", "M52", "C", "WN"]
 EXPECTED_KEYS = {
     "SE": {"variance", "lengthscale"},
     "M12": {"variance", "lengthscale"},
@@ -13,6 +13,7 @@ EXPECTED_KEYS = {
     "M52": {"variance", "lengthscale"},
     "RQ": {"variance", "lengthscale", "alpha"},
     "PER": {"variance", "lengthscale", "period"},
+    "CPER": {"variance", "lengthscale", "period"},
     "LIN": {"variance", "offset"},
     "C": {"variance"},
     "WN": {"variance"},

@@ -30,6 +30,7 @@ STRUCTURES = [
     "(SE(0) + PER(1)) * (LIN(0) + M52(2, 3))",
     "M12(0, 1) * RQ(2) + C + WN",
     "LIN(0, 1) * SE(2) + LIN(3)",
+    "CPER(0) * LIN(1) + C + CPER(2) * SE(0)",
 ]
 
 
@@ -111,6 +112,18 @@ def test_lag_storage_matches_sklearn_tensor_on_gridded_inputs(expr, seed):
     expected = np.einsum("ij,ijk->k", G, dK)
     scale = np.abs(G).sum() * max(np.abs(dK).max(), 1.0)
     np.testing.assert_allclose(tree.contract(G), expected, rtol=1e-8, atol=1e-11 * scale)
+
+
+@pytest.mark.parametrize("text", ["CPER(0)", "CPER(0) * SE(0) + C", "PER(0) + CPER(1) * LIN(0)"])
+def test_centred_periodic_on_lags_matches_its_kernel(text):
+    kernel = to_kernel(parse(text), summary=GRID_SUMMARY)
+    kernel.theta = random_theta(kernel, 3)
+    tree = KernelTree(kernel, GRID_X)
+    K, dK = kernel(GRID_X, eval_gradient=True)
+    np.testing.assert_allclose(tree.matrix(), K, rtol=1e-10, atol=1e-10 * np.abs(K).max())
+    G = np.random.default_rng(3).normal(size=K.shape)
+    np.testing.assert_allclose(tree.contract(G), np.einsum("ij,ijk->k", G, dK), rtol=1e-8,
+                               atol=1e-11 * np.abs(G).sum() * max(np.abs(dK).max(), 1.0))
 
 
 def test_a_product_of_lag_nodes_stays_on_lags():

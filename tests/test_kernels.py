@@ -24,6 +24,7 @@ from sklearn.gaussian_process.kernels import (
 from strategies import fd_gradient
 from skgpsearch.kernels import (
     C,
+    CPER,
     LIN,
     M12,
     M32,
@@ -32,6 +33,7 @@ from skgpsearch.kernels import (
     RQ,
     SE,
     WN,
+    CentredPeriodic,
     Constant,
     Linear,
     Matern12,
@@ -58,6 +60,8 @@ KERNEL_CASES = [
     ("RQ", lambda: RQ(variance=0.6, lengthscale=1.1, alpha=0.7), N_COLS),
     ("RQ-aniso", lambda: RQ(variance=0.6, lengthscale=LS3, alpha=2.5), N_COLS),
     ("PER", lambda: PER(variance=1.4, lengthscale=0.8, period=1.3), 1),
+    ("CPER", lambda: CPER(variance=1.4, lengthscale=0.8, period=1.3), 1),
+    ("CPER-smooth", lambda: CPER(variance=1.4, lengthscale=4.0, period=1.3), 1),
     ("LIN-scalar", lambda: LIN(variance=0.9, offset=-0.4), N_COLS),
     ("LIN-vector", lambda: LIN(variance=0.9, offset=[0.3, -1.2, 0.5]), N_COLS),
     ("M12", lambda: M12(variance=1.3, lengthscale=0.7), N_COLS),
@@ -79,6 +83,8 @@ EXPECTED_N_DIMS = {
     "RQ": 3,
     "RQ-aniso": 5,
     "PER": 3,
+    "CPER": 3,
+    "CPER-smooth": 3,
     "LIN-scalar": 2,
     "LIN-vector": 4,
     "M12": 2,
@@ -283,6 +289,32 @@ def test_periodic_by_hand_and_periodicity():
     np.testing.assert_allclose(k(x, x + 3 * p), k(x), rtol=1e-10, atol=1e-12)
 
 
+@pytest.mark.parametrize("lengthscale", [0.05, 0.3, 0.8, 2.0, 30.0])
+def test_centred_periodic_is_the_periodic_kernel_minus_its_mean_over_a_period(lengthscale):
+    """Independent route: the periodic kernel minus its mean over a period (quadrature), rescaled to k(x, x) = s2."""
+    v, p = 1.4, 1.3
+    x = np.array([[0.0], [0.4], [1.1], [2.9]])
+    periodic = PER(1.0, lengthscale, p)
+    grid = np.linspace(0.0, p, 4001)[:-1, None]
+    mean = periodic(np.zeros((1, 1)), grid).mean()  # trapezoid rule on a periodic integrand: spectral accuracy
+    expected = v * (periodic(x) - mean) / (1.0 - mean)
+    np.testing.assert_allclose(CPER(v, lengthscale, p)(x), expected, rtol=1e-9, atol=1e-12)
+
+
+def test_centred_periodic_limits_and_positive_definiteness():
+    p = 0.7
+    x = np.linspace(0.0, 3.0, 40)[:, None]
+    # a large lengthscale leaves the first harmonic: s2 cos(2 pi d / p)
+    np.testing.assert_allclose(CPER(2.0, 1e3, p)(x), 2.0 * np.cos(2 * np.pi * (x - x.T) / p), atol=1e-5)
+    for lengthscale in (0.05, 0.5, 5.0, 1e4):
+        K = CPER(1.0, lengthscale, p)(x)
+        assert np.all(np.isfinite(K))
+        assert np.linalg.eigvalsh(K).min() > -1e-9
+    # a draw has no constant part: its mean over a period is zero, so adding C is not redundant
+    np.testing.assert_allclose(CPER(1.0, 0.5, p)(np.zeros((1, 1)), np.linspace(0, p, 500, endpoint=False)[:, None]).mean(),
+                               0.0, atol=1e-12)
+
+
 def test_linear_zero_offset_equals_dot_product():
     X, Y = _X(7, seed=7), _X(4, seed=8)
     ref = ConstantKernel(0.9) * DotProduct(sigma_0=0.0, sigma_0_bounds="fixed")
@@ -367,6 +399,7 @@ HP_NAMES = {
     Matern52: ["variance", "lengthscale"],
     CatRQ: ["variance", "lengthscale", "alpha"],
     Periodic: ["variance", "lengthscale", "period"],
+    CentredPeriodic: ["variance", "lengthscale", "period"],
     Linear: ["variance", "offset"],
     Constant: ["variance"],
     WhiteNoise: ["variance"],

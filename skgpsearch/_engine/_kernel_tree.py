@@ -44,7 +44,16 @@ from scipy.spatial.distance import pdist, squareform
 from sklearn.base import clone
 from sklearn.gaussian_process import kernels as sk
 
-from ..kernels._base import CatalogueKernel, Constant, Linear, Periodic, WhiteNoise, _Stationary
+from ..kernels._base import (
+    CatalogueKernel,
+    CentredPeriodic,
+    Constant,
+    Linear,
+    Periodic,
+    WhiteNoise,
+    _Stationary,
+    centred_periodic_normaliser,
+)
 from ..kernels._change import _ChangeOperator
 from ..kernels._columns import ActiveColumns
 
@@ -385,7 +394,8 @@ def _fast_leaf(kernel, columns, tree):
             kernel._one_column(X, "X")  # raises the explanatory ValueError
         lags = tree.lags(columns)
         d = tree.distances(columns) if lags is None else lags.d
-        return _PeriodicLeaf(kernel, d, tree.n, lags)
+        leaf_class = _CentredPeriodicLeaf if isinstance(kernel, CentredPeriodic) else _PeriodicLeaf
+        return leaf_class(kernel, d, tree.n, lags)
     if isinstance(kernel, Linear):
         return _LinearLeaf(kernel, tree.columns_of(columns), tree.n)
     if isinstance(kernel, Constant):
@@ -516,12 +526,12 @@ class _PeriodicLeaf(_CatalogueLeaf):
         self.d = d  # per pair, or per lag when ``lags`` is given
         self.lags = lags
 
-    def forward(self):
+    def _squared_sines(self):
+        """sin²(a) per pair (or lag), and a sin(a) cos(a) in ``a_sin_cos`` when the period is free."""
         a = self.d * (math.pi / self.value("period"))
         # sin²(a) has period π: reduce to b in [0, π) (cheap) before the transcendental
         b = a - math.pi * np.floor(a * (1.0 / math.pi))
         s = np.sin(b)
-        inv_l2 = 1.0 / self.value("lengthscale") ** 2
         if "period" in self.free:
             # a sin(a) cos(a) = a sin(b) cos(b); cos(b) = ±sqrt(1 − sin²b), negative past π/2
             c = np.sqrt(np.maximum(1.0 - s * s, 0.0))
@@ -531,6 +541,11 @@ class _PeriodicLeaf(_CatalogueLeaf):
             self.a_sin_cos = c
         s *= s
         self.s2 = s
+        return s
+
+    def forward(self):
+        s = self._squared_sines()
+        inv_l2 = 1.0 / self.value("lengthscale") ** 2
         k = np.exp((-2.0 * inv_l2) * s)
         k *= self.value("variance")
         self.k, self.kd = k, np.full(self.n, self.value("variance"))
@@ -547,6 +562,39 @@ class _PeriodicLeaf(_CatalogueLeaf):
             self._put(out, "lengthscale", 4.0 * inv_l2 * float(np.dot(gk, self.s2)))
         if "period" in self.free:
             self._put(out, "period", 4.0 * inv_l2 * float(np.dot(gk, self.a_sin_cos)))
+
+
+class _CentredPeriodicLeaf(_PeriodicLeaf):
+    """K = s2 (1 + E/D), E = expm1(−2 z sin²(a)), z = 1/l², D = 1 − e^(−z) I0(z); diag K = s2.
+
+    ∂K/∂log l = s2 2z (2 sin²(a) (1 + E) D + E D') / D², D' = dD/dz;
+    ∂K/∂log p = s2 4z a sin(a) cos(a) (1 + E) / D.
+    """
+
+    def forward(self):
+        s = self._squared_sines()
+        z = 1.0 / self.value("lengthscale") ** 2
+        self.z = z
+        self.D, self.dD_dz = centred_periodic_normaliser(z)
+        self.E = np.expm1((-2.0 * z) * s)
+        k = self.E * (self.value("variance") / self.D)
+        k += self.value("variance")
+        self.k, self.kd = k, np.full(self.n, self.value("variance"))
+        return self.k, self.kd
+
+    def backward(self, g, gd, out):
+        if not self.n_dims:
+            return
+        variance, z, D = self.value("variance"), self.z, self.D
+        if "variance" in self.free:
+            self._put(out, "variance", float(np.dot(g, self.k)) + variance * float(gd.sum()))
+        if "lengthscale" in self.free or "period" in self.free:
+            g_one_plus_E = g * (1.0 + self.E)
+        if "lengthscale" in self.free:
+            value = 2.0 * float(np.dot(g_one_plus_E, self.s2)) * D + float(np.dot(g, self.E)) * self.dD_dz
+            self._put(out, "lengthscale", variance * 2.0 * z * value / D**2)
+        if "period" in self.free:
+            self._put(out, "period", variance * 4.0 * z * float(np.dot(g_one_plus_E, self.a_sin_cos)) / D)
 
 
 class _LinearLeaf(_CatalogueLeaf):

@@ -121,7 +121,7 @@ class HyperPrior:
                 means.extend(np.ravel(init))
                 sds.extend(np.ravel(high - low) / 3.0)
                 continue
-            key = "periodic_lengthscale" if (leaf.name == "PER" and name == "lengthscale") else name
+            key = "periodic_lengthscale" if (leaf.kind.periodic and name == "lengthscale") else name
             means.append(math.log(init))
             sds.append(sd[key])
 

@@ -49,6 +49,8 @@ class KernelKind:
     closed_under_product : bool
         Whether the product of two kernels of this kind on the same columns
         is a kernel of this kind (SE, M12: exponents add).
+    periodic : bool
+        Whether the kind has a ``period`` (period hints and priors apply).
     """
 
     name: str
@@ -60,6 +62,7 @@ class KernelKind:
     stationary: bool = True
     constant_diagonal: bool = True
     closed_under_product: bool = False
+    periodic: bool = False
 
     @property
     def has_amplitude(self):
@@ -96,6 +99,15 @@ _CATALOGUE = (
         "s2 * exp(-2 sin^2(pi |x - x'| / p) / l^2)",
         "one",
         ("variance", "lengthscale", "period"),
+        periodic=True,
+    ),
+    KernelKind(
+        "CPER",
+        "centred periodic (periodic without its constant part)",
+        "s2 * (exp(cos(2 pi |x - x'| / p) / l^2) - I0(1 / l^2)) / (exp(1 / l^2) - I0(1 / l^2))",
+        "one",
+        ("variance", "lengthscale", "period"),
+        periodic=True,
     ),
     KernelKind(
         "LIN",

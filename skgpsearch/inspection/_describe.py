@@ -214,7 +214,7 @@ def _side_phrase(expr, names, ranges):
 
 
 def _function_of(group, var, spread):
-    periodic = [f for f in group if f.name == "PER"]
+    periodic = [f for f in group if f.kind.periodic]
     linear = [f for f in group if f.name == "LIN"]
     smooth = [f for f in group if f.name in _STATIONARY]
     if periodic:
@@ -257,7 +257,7 @@ def _function_of(group, var, spread):
 def _short_phrase(group, var, spread):
     pieces = []
     for factor in group:
-        if factor.name == "PER":
+        if factor.kind.periodic:
             pieces.append(f"periodic in {var} with period ≈ {_num(factor.params.get('period', np.nan))}")
         elif factor.name == "LIN":
             pieces.append(f"linear in {var}")

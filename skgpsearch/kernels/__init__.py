@@ -7,6 +7,8 @@ scikit-learn's own kernels.
 
 from ._base import (
     C,
+    CPER,
+    CentredPeriodic,
     LIN,
     M12,
     M32,
@@ -35,7 +37,9 @@ from ._defaults import DataSummary, change_defaults, default_hyperparameters, un
 __all__ = [
     "ActiveColumns",
     "C",
+    "CPER",
     "CatalogueKernel",
+    "CentredPeriodic",
     "ChangePoint",
     "ChangeWindow",
     "Constant",

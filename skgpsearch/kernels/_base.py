@@ -14,16 +14,19 @@ in the order of :attr:`hyperparameters` (amplitude first).
 
 from __future__ import annotations
 
+import math
 import numbers
 
 import numpy as np
 from scipy.spatial.distance import cdist, pdist, squareform
+from scipy.special import i0e, i1e
 from sklearn.gaussian_process.kernels import Hyperparameter, Kernel
 
 __all__ = [
     "SquaredExponential",
     "RationalQuadratic",
     "Periodic",
+    "CentredPeriodic",
     "Linear",
     "Matern12",
     "Matern32",
@@ -33,6 +36,7 @@ __all__ = [
     "SE",
     "RQ",
     "PER",
+    "CPER",
     "LIN",
     "M12",
     "M32",
@@ -427,6 +431,81 @@ class Periodic(CatalogueKernel):
         )
 
 
+def centred_periodic_normaliser(z):
+    """D = 1 − e^(−z) I0(z) and dD/dz = e^(−z) (I0(z) − I1(z)) for the centred periodic kernel, z = 1/l².
+
+    D is the variance left once the constant part e^(−z) I0(z) (the mean of the
+    periodic kernel over a period) is removed; for small z it is computed from
+    the series of I0 so that D ≈ z keeps its relative precision.
+    """
+    z = float(z)
+    if z < 0.5:
+        term, excess = 1.0, 0.0  # I0(z) − 1 = Σ_{k≥1} (z²/4)^k / (k!)²
+        for k in range(1, 12):
+            term *= 0.25 * z * z / (k * k)
+            excess += term
+        D = -math.expm1(-z) - math.exp(-z) * excess
+    else:
+        D = 1.0 - float(i0e(z))
+    return D, float(i0e(z) - i1e(z))
+
+
+class CentredPeriodic(Periodic):
+    """Periodic kernel without its constant part, on one column (Lloyd et al. 2014).
+
+    k(x, x') = s2 * (exp(cos(2 pi |x - x'| / p) / l²) − I0(1/l²)) / (exp(1/l²) − I0(1/l²))
+
+    The periodic kernel exp(−2 sin²(pi d / p) / l²) = e^(−z) exp(z cos(2 pi d / p)),
+    z = 1/l², has the constant e^(−z) I0(z) (its mean over a period; I0 is the
+    modified Bessel function) as one of its parts: a draw is a periodic function
+    plus a random offset. Subtracting the constant and rescaling to k(x, x) = s2
+    leaves draws with mean zero over every period, so ``CPER * LIN`` is a
+    periodic pattern whose amplitude grows linearly, without a linear trend of
+    its own, and ``CPER + C`` says in the structure that there is an offset.
+    As l → ∞ the kernel tends to s2 cos(2 pi d / p).
+
+    Evaluated as s2 (1 + expm1(−2 z sin²(pi d / p)) / D), D = 1 − e^(−z) I0(z).
+
+    Parameters
+    ----------
+    As for :class:`Periodic`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skgpsearch.kernels import CentredPeriodic
+    >>> x = np.linspace(0, 1, 200, endpoint=False)[:, None]
+    >>> k = CentredPeriodic(lengthscale=0.7, period=1.0)
+    >>> round(float(k(np.zeros((1, 1)), x).mean()), 12)  # no constant part: mean zero over a period
+    0.0
+    """
+
+    kind = "CPER"
+
+    def __call__(self, X, Y=None, eval_gradient=False):
+        _check_gradient_request(Y, eval_gradient)
+        X = self._one_column(X, "X")
+        Y = X if Y is None else self._one_column(Y, "Y")
+        arg = (np.pi / float(self.period)) * np.abs(X - Y.T)
+        s = np.sin(arg)
+        z = 1.0 / float(self.lengthscale) ** 2
+        D, dD_dz = centred_periodic_normaliser(z)
+        E = np.expm1(-2.0 * z * s * s)
+        variance = float(self.variance)
+        K = variance * (1.0 + E / D)
+        if not eval_gradient:
+            return K
+        one_plus_E = 1.0 + E
+        return K, self._gradient_stack(
+            [
+                ("variance", K),
+                # ∂K/∂log l = −2z ∂K/∂z, ∂E/∂z = −2 sin² (1 + E)
+                ("lengthscale", variance * 2.0 * z * (2.0 * s * s * one_plus_E * D + E * dD_dz) / D**2),
+                ("period", variance * 4.0 * z * s * np.cos(arg) * arg * one_plus_E / D),
+            ]
+        )
+
+
 class Linear(CatalogueKernel):
     """Linear kernel with amplitude and location (offset).
 
@@ -577,6 +656,7 @@ def _num_samples(X):
 SE = SquaredExponential
 RQ = RationalQuadratic
 PER = Periodic
+CPER = CentredPeriodic
 LIN = Linear
 M12 = Matern12
 M32 = Matern32
@@ -585,4 +665,4 @@ C = Constant
 WN = WhiteNoise
 
 #: Kernel class for every kind name of the grammar catalogue.
-KERNEL_CLASSES = {cls.kind: cls for cls in (SE, RQ, PER, LIN, M12, M32, M52, C, WN)}
+KERNEL_CLASSES = {cls.kind: cls for cls in (SE, RQ, PER, CPER, LIN, M12, M32, M52, C, WN)}

@@ -39,6 +39,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..grammar._kinds import KINDS
+
 __all__ = ["DataSummary", "default_hyperparameters", "change_defaults", "discrete_columns", "unit_amplitude"]
 
 
@@ -233,7 +235,7 @@ def default_hyperparameters(kind, columns, summary):
         out["lengthscale"] = _inside(spread, low, 100.0 * span)
     if kind == "RQ":
         out["alpha"] = (1.0, (1e-3, 1e3))
-    if kind == "PER":
+    if KINDS[kind].periodic:
         span = summary.range(columns)
         gap = summary.typical_gap(columns)
         low = 2.0 * gap if gap is not None else 1e-3 * span
