@@ -7,8 +7,8 @@ from skgpsearch import CompositionalGPRegressor
 from skgpsearch._starts import change_locations, change_options, start_pool
 from skgpsearch.criteria import HyperPrior
 from skgpsearch.grammar import Base, Change, CompositionalGrammar, parse
-from skgpsearch.inspection import describe
-from skgpsearch.kernels import DataSummary, to_kernel
+from skgpsearch.inspection import SwitchedKernel, additive_terms, decompose, describe
+from skgpsearch.kernels import ChangePoint, ChangeWindow, DataSummary, to_kernel
 
 
 def test_change_locations_find_a_jump_in_level_and_a_change_of_scale():
@@ -87,3 +87,35 @@ def test_search_recovers_a_planted_changepoint_and_describes_it():
     assert model.best_score_ > plain.best_score_ + 10.0
     text = describe(model, feature_names=["year"])
     assert "until ≈ 1956" in text and "changing to a periodic component in `year`" in text
+    # the decomposition splits the change into its sides, each active on its side only
+    parts = decompose(model)
+    sides = {c.switches[0].side: c for c in parts if c.switches}
+    assert set(sides) == {"before", "after"}
+    assert any(leaf.name == "PER" for leaf in sides["after"].structure.leaves)
+    early, late = t < 1955.5, t > 1957.5
+    assert np.abs(sides["after"].mean[early]).max() < 0.05 * np.abs(sides["after"].mean[late]).max()
+    assert np.abs(sides["before"].mean[late]).max() < 0.05 * np.abs(sides["before"].mean[early]).max()
+    np.testing.assert_allclose(parts.mean, model.predict(t[:, None]), atol=1e-8)
+    assert "From ≈ 1956" in text and "Until ≈ 1956" in text
+
+
+@pytest.mark.parametrize("change", [
+    ChangePoint(to_kernel(parse("SE(0) + LIN(0)")), to_kernel(parse("PER(0)")), location=0.3, width=0.2),
+    ChangeWindow(to_kernel(parse("SE(0)")), to_kernel(parse("RQ(0) * PER(0) + C")), location=-0.2, duration=0.8,
+                 width=0.1),
+])
+def test_switched_sides_add_up_to_the_change_kernel(change):
+    """Splitting a change into its sides: s s' k1-terms and (1 − s)(1 − s') k2-terms, by hand, add up to it."""
+    rng = np.random.default_rng(0)
+    X, Y = rng.uniform(-2, 2, (9, 1)), rng.uniform(-2, 2, (5, 1))
+    terms = additive_terms(change)
+    assert len(terms) == len(additive_terms(change.k1)) + len(additive_terms(change.k2))
+    assert all(isinstance(term, SwitchedKernel) for term in terms)
+    np.testing.assert_allclose(sum(term(X, Y) for term in terms), change(X, Y), rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(sum(term.diag(X) for term in terms), change.diag(X), rtol=1e-12)
+    if isinstance(change, ChangePoint):
+        s = lambda x: 1.0 / (1.0 + np.exp((x[:, 0] - 0.3) / 0.2))  # noqa: E731
+        first = terms[0]
+        np.testing.assert_allclose(first(X, Y), np.outer(s(X), s(Y)) * first.kernel(X, Y), rtol=1e-12)
+        K, gradient = first(X, eval_gradient=True)
+        assert gradient.shape == (9, 9, 0) and first.n_dims == 0

@@ -4,7 +4,7 @@ Plotting needs matplotlib (the ``plot`` extra); it is imported only when a plott
 function (or a report with figures) is called.
 """
 
-from ._decompose import Component, Decomposition, additive_terms, decompose
+from ._decompose import Component, Decomposition, Switch, SwitchedKernel, additive_terms, decompose
 from ._describe import describe
 from ._plots import plot_components, plot_fit, plot_search_path
 from ._report import compare_with_random_forest, comparison_table, write_report
@@ -12,6 +12,8 @@ from ._report import compare_with_random_forest, comparison_table, write_report
 __all__ = [
     "Component",
     "Decomposition",
+    "Switch",
+    "SwitchedKernel",
     "additive_terms",
     "compare_with_random_forest",
     "comparison_table",

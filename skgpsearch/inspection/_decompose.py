@@ -13,6 +13,10 @@ full posterior mean, because K_y⁻¹ (y − m) is shared.
 The additive terms are those of the distributed form of the structure: a product
 of a sum is split into one term per summand, each keeping the fitted
 hyperparameter values (the sklearn kernel objects are recombined, not rebuilt).
+A changepoint or change window s(x) s(x') k1 + (1 − s(x)) (1 − s(x')) k2 is split
+the same way into its sides, each term of k1 weighted by the switch s and each term
+of k2 by 1 − s (:class:`SwitchedKernel`); a component records where it is active
+(:class:`Switch`).
 """
 
 from __future__ import annotations
@@ -25,9 +29,119 @@ from sklearn.gaussian_process import kernels as sk
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..kernels import from_kernel
-from ..kernels._base import WhiteNoise
+from ..kernels._base import WhiteNoise, _as_2d
+from ..kernels._change import ChangePoint, _ChangeOperator
 
-__all__ = ["Component", "Decomposition", "decompose"]
+__all__ = ["Component", "Decomposition", "Switch", "SwitchedKernel", "decompose"]
+
+
+class SwitchedKernel(sk.Kernel):
+    """One side of a changepoint or change window: k(x, x') = w(x) w(x') kernel(x, x').
+
+    w is the change's switch s(x) for ``side="first"`` (the side of its ``k1``)
+    and 1 − s(x) for ``side="second"``. The change's own hyperparameters are
+    taken as fixed: the kernel is for inspecting a fitted model (it has no
+    free hyperparameters of its own, and the gradient with respect to its
+    empty ``theta`` is empty).
+
+    Parameters
+    ----------
+    kernel : sklearn Kernel
+        A term of the change's ``k1`` or ``k2``.
+    change : ChangePoint or ChangeWindow
+        The fitted change operator.
+    side : {"first", "second"}, default="first"
+    """
+
+    def __init__(self, kernel, change, side="first"):
+        self.kernel = kernel
+        self.change = change
+        self.side = side
+
+    def weights(self, X):
+        """w at the rows of ``X``."""
+        if self.side not in ("first", "second"):
+            raise ValueError(f"side must be 'first' or 'second', got {self.side!r}.")
+        X = _as_2d(X)
+        s, t, _ = self.change.switch_and_derivatives(self.change._column_values(X, "X"))
+        return s if self.side == "first" else t
+
+    def __call__(self, X, Y=None, eval_gradient=False):
+        if eval_gradient and Y is not None:
+            raise ValueError("Gradient can only be evaluated when Y is None.")
+        w_x = self.weights(X)
+        w_y = w_x if Y is None else self.weights(Y)
+        K = np.outer(w_x, w_y) * self.kernel(X, Y)
+        if eval_gradient:
+            return K, np.empty(K.shape + (0,))
+        return K
+
+    def diag(self, X):
+        return self.weights(X) ** 2 * self.kernel.diag(X)
+
+    def is_stationary(self):
+        return False
+
+    @property
+    def requires_vector_input(self):
+        return True
+
+    def __repr__(self):
+        return f"{type(self).__name__}({self.kernel!r}, side={self.side!r} of {type(self.change).__name__})"
+
+
+@dataclass(frozen=True)
+class Switch:
+    """Where a component of a changepoint or change window is active.
+
+    Attributes
+    ----------
+    operator : {"CP", "CW"}
+    column : int
+        The column the change happens on.
+    side : {"before", "after", "outside", "inside"}
+        A changepoint's first operand holds before its location, the second
+        after; a change window's first operand outside the window, the second
+        inside.
+    location : float
+        The changepoint, or the centre of the window.
+    duration : float or None
+        The length of the window (None for a changepoint).
+    """
+
+    operator: str
+    column: int
+    side: str
+    location: float
+    duration: float | None = None
+
+    @property
+    def bounds(self):
+        """(start, end) of a window; (location, location) for a changepoint."""
+        half = 0.5 * (self.duration or 0.0)
+        return self.location - half, self.location + half
+
+    def to_string(self, names=None, spread=None):
+        """The region in symbols, e.g. ``year > 1978`` or ``1941 < year < 1945``."""
+        var = names[self.column] if names is not None else f"x{self.column}"
+        start, end = (position(v, spread) for v in self.bounds)
+        return {
+            "before": f"{var} < {start}",
+            "after": f"{var} > {start}",
+            "inside": f"{start} < {var} < {end}",
+            "outside": f"{var} outside [{start}, {end}]",
+        }[self.side]
+
+
+def position(value, spread=None):
+    """A position on a column to about a hundredth of its range (1956.3, not 1.96e+03)."""
+    value = float(value)
+    if not np.isfinite(value):
+        return "?"
+    if spread is None or not np.isfinite(spread) or spread <= 0 or value == 0:
+        return f"{value:.4g}"
+    digits = max(3, int(np.ceil(np.log10(abs(value) / (spread / 100.0)))))
+    return f"{value:.{digits}g}"
 
 
 @dataclass
@@ -49,6 +163,10 @@ class Component:
         regressor, latent units for a classifier).
     std : ndarray of shape (n_samples,)
         Posterior standard deviation of the component at the inputs.
+    switches : tuple of Switch
+        For a side of a changepoint or change window, where the component is
+        active (one entry per change it sits in); empty otherwise.
+        ``structure`` is then the term without the switches.
     variance_share : float
         Variance of the component's posterior mean over the training inputs,
         as a fraction of the variance of the training targets (regression) or
@@ -65,6 +183,20 @@ class Component:
     std: np.ndarray
     variance_share: float
     kernel: object = field(repr=False)
+    switches: tuple = ()
+
+    def to_string(self, names=None, spread=None):
+        """The term in the text notation with the region it is active in, e.g. ``PER(year) for year > 1978``.
+
+        ``spread``: the range of each column, to print positions to a hundredth of it.
+        """
+        text = self.label if self.structure is None else self.structure.without_values().to_string(names)
+        if not self.switches:
+            return text
+        regions = " and ".join(
+            s.to_string(names, None if spread is None else spread[s.column]) for s in self.switches
+        )
+        return f"{text} for {regions}"
 
 
 @dataclass
@@ -136,7 +268,37 @@ def additive_terms(kernel):
         return additive_terms(kernel.k1) + additive_terms(kernel.k2)
     if isinstance(kernel, sk.Product):
         return [sk.Product(a, b) for a in additive_terms(kernel.k1) for b in additive_terms(kernel.k2)]
+    if isinstance(kernel, _ChangeOperator):
+        return [SwitchedKernel(t, kernel, "first") for t in additive_terms(kernel.k1)] + [
+            SwitchedKernel(t, kernel, "second") for t in additive_terms(kernel.k2)
+        ]
     return [kernel]
+
+
+def _without_switches(term):
+    """The term with its SwitchedKernel factors unwrapped, and the changes it sits in (outermost first)."""
+    if isinstance(term, SwitchedKernel):
+        inner, switches = _without_switches(term.kernel)
+        return inner, [(term.change, term.side)] + switches
+    if isinstance(term, sk.Product):
+        left, left_switches = _without_switches(term.k1)
+        right, right_switches = _without_switches(term.k2)
+        if not (left_switches or right_switches):
+            return term, []
+        return sk.Product(left, right), left_switches + right_switches
+    return term, []
+
+
+def _switch(change, side):
+    operator = "CP" if isinstance(change, ChangePoint) else "CW"
+    sides = ("before", "after") if operator == "CP" else ("outside", "inside")
+    return Switch(
+        operator=operator,
+        column=int(change.column),
+        side=sides[side == "second"],
+        location=float(change.location),
+        duration=None if operator == "CP" else float(change.duration),
+    )
 
 
 def _is_white_noise(kernel):
@@ -145,6 +307,8 @@ def _is_white_noise(kernel):
         return True
     if isinstance(kernel, sk.Product):
         return _is_white_noise(kernel.k1) or _is_white_noise(kernel.k2)
+    if isinstance(kernel, SwitchedKernel):
+        return _is_white_noise(kernel.kernel)
     return False
 
 
@@ -377,20 +541,30 @@ def _share(train_mean, total_variance):
 
 
 def _component(model, term, mean, std, share):
+    inner, changes = _without_switches(term)
+    switches = tuple(_switch(change, side) for change, side in changes)
     try:
-        structure = from_kernel(term, n_features=model.n_features_in_)
+        structure = from_kernel(inner, n_features=model.n_features_in_)
     except ValueError:
         # a scikit-learn kernel without a counterpart in the grammar: decomposed, not named
         structure = None
-    return Component(
+    if structure is None:
+        columns = tuple(range(model.n_features_in_))
+    else:
+        columns = tuple(sorted(set(structure.columns) | {s.column for s in switches}))
+    component = Component(
         structure=structure,
-        label=str(term) if structure is None else structure.without_values().to_string(_feature_names(model)),
-        columns=tuple(range(model.n_features_in_)) if structure is None else structure.columns,
+        label=str(inner),
+        columns=columns,
         mean=mean,
         std=std,
         variance_share=share,
         kernel=term,
+        switches=switches,
     )
+    if structure is not None:
+        component.label = component.to_string(_feature_names(model), np.ptp(model.X_train_, axis=0))
+    return component
 
 
 def _ordered(components):

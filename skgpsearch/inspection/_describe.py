@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..grammar import Change, Product, parse
-from ._decompose import check_explainable, decompose, feature_names_of
+from ._decompose import check_explainable, decompose, feature_names_of, position
 
 __all__ = ["describe"]
 
@@ -89,6 +89,8 @@ def describe(estimator, feature_names=None, target_name=None):
             f"{_percent(component.variance_share)} of the variance of {target} "
             f"(its posterior mean has standard deviation ≈ {_num(np.std(component.mean))})."
         )
+    if hasattr(estimator, "structure_"):
+        lines += _change_lines(estimator.structure_, names, ranges)
     noise_sd = float(np.sqrt(parts.noise_variance))
     lines.append(
         f"- The remaining noise has standard deviation ≈ {_num(noise_sd)} "
@@ -112,7 +114,28 @@ def describe(estimator, feature_names=None, target_name=None):
 def _component_phrase(component, names, ranges):
     if component.structure is None:
         return f"a component with the kernel {component.label}"
-    return describe_term(component.structure, names, ranges)
+    phrase = describe_term(component.structure, names, ranges)
+    if component.switches:
+        # the region first: the term's own phrase can be long
+        phrase = " and ".join(_region_phrase(switch, names, ranges) for switch in component.switches) + ", " + phrase
+    return phrase
+
+
+def _region_phrase(switch, names, ranges):
+    """Where one side of a change is active, in words: "until ≈ 1978 in `year`"."""
+    var = _name(switch.column, names)
+    start, end = (position(v, _spread((switch.column,), ranges)) for v in switch.bounds)
+    return {
+        "before": f"until ≈ {start} in {var}",
+        "after": f"from ≈ {start} in {var} on",
+        "inside": f"between ≈ {start} and {end} in {var}",
+        "outside": f"outside ≈ {start}–{end} in {var}",
+    }[switch.side]
+
+
+def _change_lines(structure, names, ranges):
+    """One sentence per changepoint or change window of the structure, outermost first."""
+    return [f"- The structure changes: {_change_phrase(node, names, ranges)}." for node in structure.changes]
 
 
 def _describe_latent(model, target_class, names, ranges, positive):
@@ -121,10 +144,11 @@ def _describe_latent(model, target_class, names, ranges, positive):
     lines = [f"Structure: {binary.structure_.to_string(names)}", ""]
     for component in parts:
         lines.append(
-            f"- {_capitalise(describe_term(component.structure, names, ranges))} accounts for "
+            f"- {_capitalise(_component_phrase(component, names, ranges))} accounts for "
             f"{_percent(component.variance_share)} of the variance of the latent function "
             f"(standard deviation ≈ {_num(np.std(component.mean))} on the {binary.likelihood.name} scale)."
         )
+    lines += _change_lines(binary.structure_, names, ranges)
     lik_theta = binary.lik_theta
     baseline = float(binary.likelihood.predict_proba(np.array([parts.offset]), np.array([0.0]), lik_theta)[0])
     lines.append(
@@ -176,7 +200,7 @@ def _change_phrase(node, names, ranges):
     spread = _spread((node.column,), ranges)
 
     def at(value):
-        return _position(value, spread)
+        return position(value, spread)
 
     if node.operator == "CP":
         where = f"≈ {at(location)} in {var}"
@@ -192,17 +216,6 @@ def _change_phrase(node, names, ranges):
     if first is None:
         return f"{second} only {window} (a constant level outside)"
     return f"{first}, replaced {window} by {second}"
-
-
-def _position(value, spread):
-    """A position on a column to about a hundredth of its range (1956.3, not 1.96e+03)."""
-    value = float(value)
-    if not np.isfinite(value):
-        return "?"
-    if not np.isfinite(spread) or spread <= 0 or value == 0:
-        return _num(value)
-    digits = max(3, int(np.ceil(np.log10(abs(value) / (spread / 100.0)))))
-    return f"{value:.{digits}g}"
 
 
 def _side_phrase(expr, names, ranges):

@@ -87,7 +87,7 @@ def plot_components(estimator, *, target_class=None, n_grid=200, max_components=
 
     figures = []
     for index, component in enumerate(training.components[:max_components]):
-        label = component.structure.without_values().to_string(names) if component.structure else component.label
+        label = component.to_string(names, np.ptp(X_train, axis=0))
         title = f"{label}  ({100 * component.variance_share:.3g} % of the variance)"
         unit = "latent f" if training.task == "classification" else "component"
         columns = component.columns
