@@ -77,7 +77,10 @@ class CompositionalGPClassifier(ClassifierMixin, BaseEstimator):
         between distinct values (seed 001 §4.4.1: otherwise the GP fits
         isolated values of a discretised feature). ``"auto"``: columns with at
         most ``max(20, n_samples // 4)`` distinct values; ``False``: none;
-        ``True``: all; or a mask / list of column indices.
+        ``True``: all; or a mask / list of column indices. Every other
+        column's lengthscales may not be shorter than the median spacing of
+        its distinct values (the typical distance to a neighbour): shorter,
+        an SE separates almost every pair of points and acts as white noise.
     max_optimize_samples : int or None, default=300
         Hyperparameters are optimised on a random stratified subset of this
         many rows when the data has more; the final model and the criterion
@@ -236,7 +239,7 @@ class CompositionalGPClassifier(ClassifierMixin, BaseEstimator):
             )
         likelihood = get_likelihood(self.likelihood)
         grammar = self._grammar()
-        summary = DataSummary.from_data(X, discrete_features=self._discrete_mask(X))
+        summary = self._data_summary(X)
         self._summary = summary
         seed = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
         positives = [1] if self.classes_.size == 2 else list(range(self.classes_.size))
@@ -321,6 +324,11 @@ class CompositionalGPClassifier(ClassifierMixin, BaseEstimator):
         model = _BinaryModel(record["structure"], kernel, mean, likelihood, lik_theta, posterior, X, y, summary)
         model.n_hyperparameters_ = record["n_hyperparameters"]
         return model
+
+    def _data_summary(self, X):
+        # no lengthscale below the spacing of a column's values: on a continuous column such an SE
+        # separates every pair of points and acts as white noise, a latent value per training point
+        return DataSummary.from_data(X, discrete_features=self._discrete_mask(X), spacing_floor=True)
 
     def _discrete_mask(self, X):
         n_features = X.shape[1]

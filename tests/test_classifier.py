@@ -168,11 +168,28 @@ def test_discretised_features_floor_the_lengthscale():
     flips = rng.random(n) < 0.1
     y[flips] = 1 - y[flips]
     clf = CompositionalGPClassifier(max_depth=1, random_state=0).fit(X, y)
-    free = CompositionalGPClassifier(max_depth=1, random_state=0, discrete_features=False).fit(X, y)
-    leaf = [l for l in clf.structure_.leaves if l.columns == (0,)]
-    assert all(l.params["lengthscale"] >= 1.0 - 1e-9 for l in leaf)
+    # not marked discretised, column 0 still gets the floor of continuous columns: its median spacing, 1
+    continuous = CompositionalGPClassifier(max_depth=1, random_state=0, discrete_features=False).fit(X, y)
+    free = CompositionalGPClassifier(max_depth=1, random_state=0)
+    free._data_summary = DataSummary.from_data  # no floor at all
+    free.fit(X, y)
+    for model in (clf, continuous):
+        leaf = [l for l in model.structure_.leaves if l.columns == (0,)]
+        assert leaf and all(l.params["lengthscale"] >= 1.0 - 1e-9 for l in leaf)
     free_leaf = [l for l in free.structure_.leaves if l.columns == (0,)]
     assert free_leaf and free_leaf[0].params["lengthscale"] < 1.0
+
+
+def test_continuous_columns_floor_the_lengthscale_at_their_median_spacing():
+    rng = np.random.default_rng(3)
+    X = np.column_stack([np.sort(rng.uniform(0.0, 10.0, 50)), rng.integers(0, 4, 50).astype(float)])
+    spacing = np.median(np.diff(np.unique(X[:, 0])))
+    summary = DataSummary.from_data(X, discrete_features=discrete_columns(X), spacing_floor=True)
+    assert default_hyperparameters("SE", (0,), summary)["lengthscale"][1][0] == pytest.approx(spacing)
+    assert default_hyperparameters("SE", (1,), summary)["lengthscale"][1][0] == pytest.approx(1.0)  # discretised
+    plain = DataSummary.from_data(X, discrete_features=discrete_columns(X))
+    assert default_hyperparameters("SE", (0,), plain)["lengthscale"][1][0] == pytest.approx(0.5 * np.diff(X[:, 0]).min())
+    assert CompositionalGPClassifier()._data_summary(X).lengthscale_floor_of((0,)) == pytest.approx(spacing)
 
 
 @pytest.mark.parametrize(

@@ -64,12 +64,16 @@ class DataSummary:
     lengthscale_floor: np.ndarray | None = None
 
     @classmethod
-    def from_data(cls, X, y=None, discrete_features=None):
+    def from_data(cls, X, y=None, discrete_features=None, spacing_floor=False):
         """Summarise training inputs ``X`` (n_samples, n_features) and optional targets ``y``.
 
         ``discrete_features`` (a boolean mask of the columns) puts the
         lengthscale floor of those columns at their smallest gap between
-        distinct values (see :func:`discrete_columns`).
+        distinct values (see :func:`discrete_columns`). ``spacing_floor=True``
+        puts the floor of every other column at its median spacing of distinct
+        values (the typical distance to the nearest neighbour on that column):
+        a shorter lengthscale separates almost every pair of points, so the
+        kernel acts as white noise on the data.
         """
         X = np.asarray(X, dtype=float)
         if X.ndim == 1:
@@ -92,11 +96,14 @@ class DataSummary:
             var = float(np.var(y)) if y.size > 1 else 0.0
             target_variance = var if var > 0 else 1.0
         floor = None
+        mask = np.zeros(X.shape[1], dtype=bool)
         if discrete_features is not None:
             mask = np.asarray(discrete_features, dtype=bool)
             if mask.shape != (X.shape[1],):
                 raise ValueError(f"discrete_features must have one entry per column ({X.shape[1]}).")
             floor = np.where(mask, gaps, np.nan)
+        if spacing_floor:
+            floor = np.where(mask, gaps, median_gaps)
         return cls(
             mean=X.mean(axis=0),
             std=X.std(axis=0),
