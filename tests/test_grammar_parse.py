@@ -106,3 +106,20 @@ def test_package_never_uses_eval_or_exec():
         for node in ast.walk(tree):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
                 assert node.func.id not in {"eval", "exec", "compile"}, f"{path}:{node.lineno}"
+
+
+def test_nesting_is_limited_with_a_clear_error():
+    """Deep nesting is refused by a ValueError (not a RecursionError); the documented limit itself parses."""
+    from skgpsearch.grammar._parse import MAX_NESTING
+
+    assert str(parse("(" * MAX_NESTING + "SE(0)" + ")" * MAX_NESTING)) == "SE(0)"
+    with pytest.raises(ValueError, match="nesting deeper than 100"):
+        parse("(" * 5000 + "SE(0)" + ")" * 5000)
+    text = "SE(0)"
+    for _ in range(MAX_NESTING):
+        text = f"CP(0, {text}, C)"
+    assert len(parse(text).changes) == MAX_NESTING
+    with pytest.raises(ValueError, match="nesting deeper"):
+        parse(f"CW(0, {text}, C)")
+    # long but flat text is fine
+    assert len(parse(" + ".join(f"SE({i % 7}) * LIN({i % 5})" for i in range(2000))).terms()) == 2000

@@ -15,6 +15,10 @@ the change happens on. A column is a 0-based index,
 or, when feature names are given, a feature name -- bare if it is an
 identifier (letters, digits, ``_`` and ``.``), otherwise in single or double
 quotes with backslash escapes.
+
+Parentheses and change operators may nest at most ``MAX_NESTING`` (100)
+levels deep: a search never builds structures anywhere near that, and the
+recursive-descent parser would otherwise run out of stack on hostile input.
 """
 
 from __future__ import annotations
@@ -22,7 +26,10 @@ from __future__ import annotations
 from ._expr import CHANGE_OPERATORS, Base, Change, add, multiply
 from ._kinds import KINDS
 
-__all__ = ["parse"]
+__all__ = ["MAX_NESTING", "parse"]
+
+#: Deepest nesting of parentheses and change operators that ``parse`` accepts.
+MAX_NESTING = 100
 
 
 class _Token:
@@ -90,6 +97,7 @@ class _Parser:
         self.text = text
         self.tokens = _tokenize(text)
         self.i = 0
+        self.depth = 0
         self.names = None
         if feature_names is not None:
             self.names = {}
@@ -133,12 +141,19 @@ class _Parser:
             operands.append(self.factor())
         return multiply(*operands) if len(operands) > 1 else operands[0]
 
+    def nest(self, tok):
+        self.depth += 1
+        if self.depth > MAX_NESTING:
+            raise _error(self.text, tok.pos, f"nesting deeper than {MAX_NESTING} levels of parentheses or change operators")
+
     def factor(self):
         tok = self.token
         if tok.type == "(":
+            self.nest(tok)
             self.i += 1
             expr = self.expression()
             self.expect(")", "')'")
+            self.depth -= 1
             return expr
         if tok.type != "name":
             found = "end of text" if tok.type == "end" else repr(tok.value)
@@ -148,6 +163,7 @@ class _Parser:
         return self.base()
 
     def change(self):
+        self.nest(self.token)
         tok = self.expect("name", "a change operator")
         self.expect("(", f"'(' after {tok.value}")
         ahead = self.token
@@ -164,6 +180,7 @@ class _Parser:
         self.expect(",", "','")
         second = self.expression()
         self.expect(")", "')'")
+        self.depth -= 1
         return Change(tok.value.upper(), column, first, second)
 
     def base(self):
@@ -235,8 +252,9 @@ def parse(text, feature_names=None):
     Raises
     ------
     ValueError
-        On any malformed text, unknown kernel or column; the message gives the
-        position and shows it with a caret.
+        On any malformed text, unknown kernel or column, or nesting deeper than
+        ``MAX_NESTING`` (100) levels; the message gives the position and shows
+        it with a caret.
 
     Examples
     --------
