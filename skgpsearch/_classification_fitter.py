@@ -9,7 +9,7 @@ import numpy as np
 from ._engine._classification import LAPLACE_FTOL, ClassificationPosterior, LaplaceObjective
 from ._engine._linalg import NumericalError
 from ._engine._regression import optimize_hyperparameters, random_starts
-from ._search import REFINE_MARGIN, SCREEN_MAXITER, candidate_record
+from ._search import REFINE_MARGIN, SCREEN_MAXITER, candidate_record, criterion_value
 from ._starts import StartHints, evaluate_starts, select_starts, start_pool
 from .kernels import from_kernel, to_kernel
 
@@ -103,7 +103,7 @@ class ClassificationCandidateFitter:
             score = self.criterion.from_evidence(lml, k, n, fitted)
         else:
             view = self.make_estimator(fitted, kernel, mean, lik_theta, posterior, lml, k)
-            score = float(self.criterion(view, X, y))
+            score = criterion_value(self.criterion, view, X, y)
         record = {
             "structure": fitted,
             "theta": theta,

@@ -86,6 +86,29 @@ def single_threaded_blas():
                 _BLAS_STATE["limiter"] = None
 
 
+class CriterionError(RuntimeError):
+    """A criterion raised an error that is not a numerical failure of the candidate's model.
+
+    Not a failed candidate: an error in a user's criterion (or a bug in ours)
+    would otherwise fail every candidate alike and hide behind "every
+    candidate structure failed to fit".
+    """
+
+
+def criterion_value(criterion, estimator, X, y):
+    """``float(criterion(estimator, X, y))``; errors other than numerical failures surface as :class:`CriterionError`."""
+    try:
+        return float(criterion(estimator, X, y))
+    except (NumericalError, np.linalg.LinAlgError):
+        raise
+    except Exception as exc:
+        name = getattr(criterion, "name", None) or getattr(criterion, "__name__", None) or type(criterion).__name__
+        raise CriterionError(
+            f"The criterion {name} raised {type(exc).__name__}: {exc} (while scoring a candidate structure; "
+            "a criterion is called as criterion(estimator, X, y) and returns a float, larger is better)."
+        ) from exc
+
+
 def candidate_record(fit, expr, seed, n_hyperparameters):
     """The record of one candidate: ``fit()``'s fields, or a failed record if it raised numerically.
 
@@ -247,7 +270,7 @@ class RegressionCandidateFitter:
         else:
             estimator = self.make_estimator(fitted, kernel, noise, posterior, lml, k)
             # the training arrays as the user gave them (the same values in every process)
-            score = float(self.criterion(estimator, estimator.X_train_, estimator.y_train_))
+            score = criterion_value(self.criterion, estimator, estimator.X_train_, estimator.y_train_)
         record = {
             "structure": fitted,
             "theta": theta,

@@ -192,6 +192,14 @@ def test_continuous_columns_floor_the_lengthscale_at_their_median_spacing():
     assert CompositionalGPClassifier()._data_summary(X).lengthscale_floor_of((0,)) == pytest.approx(spacing)
 
 
+def test_an_error_in_a_criterion_surfaces_as_itself():
+    from skgpsearch import CriterionError
+
+    X, y = _two_moons_like(n=40)
+    with pytest.raises(CriterionError, match="raised KeyError"):
+        CompositionalGPClassifier(max_depth=1, criterion=lambda est, X_, y_: {}["missing"]).fit(X, y)
+
+
 @pytest.mark.parametrize(
     "X, y, match",
     [
