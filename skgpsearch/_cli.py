@@ -10,6 +10,7 @@ import argparse
 import contextlib
 import csv
 import math
+import os
 import sys
 import time
 from pathlib import Path
@@ -223,6 +224,8 @@ def _discover(args):
 
 def _read_csv(path):
     path = Path(path)
+    if path.is_dir():
+        raise UsageError(f"{str(path)!r} is a directory; give the path of a CSV file.")
     if not path.is_file():
         raise UsageError(f"no such file: {str(path)!r}.")
     try:
@@ -263,6 +266,8 @@ def _numeric(values):
 
 def _task(values, task):
     numbers = _numeric(values)
+    if numbers is None and task != "classification":
+        _refuse_mostly_numeric(values)
     if task == "classification" or (task == "auto" and numbers is None):
         labels = np.array([v.strip() for v in values])
         if numbers is not None and np.all(numbers == np.round(numbers)):
@@ -278,6 +283,18 @@ def _task(values, task):
         return "classification", numbers.astype(int), f"{distinct.size} distinct integer values; use --task to override"
     reason = "numeric target" if task == "auto" else "--task regression"
     return "regression", numbers, reason
+
+
+def _refuse_mostly_numeric(values):
+    """A target column that is numbers but for a few cells is a data error, not a set of class labels."""
+    cells = [(line, v.strip()) for line, v in enumerate(values, start=2) if v.strip().lower() not in _MISSING]
+    bad = [(line, text) for line, text in cells if _numeric([text]) is None]
+    if cells and len(bad) <= 0.5 * len(cells):
+        examples = ", ".join(f"{text!r} on line {line}" for line, text in bad[:3])
+        raise UsageError(
+            f"the target column is numeric except for {len(bad)} cell(s) ({examples}): fix them (a decimal point, "
+            "not a comma), or pass --task classification if the values are class labels."
+        )
 
 
 # -- shared -----------------------------------------------------------------------------
@@ -314,8 +331,22 @@ def _print_model(model, seconds, target_name, names):
 
 
 def _check_report_path(path):
-    if Path(path).suffix.lower() not in (".html", ".htm", ".md"):
-        raise UsageError(f"the report path must end in .html or .md, got {path!r}.")
+    """Refuse a report path before the search, not after it: the suffix, and that the file can be written."""
+    path = Path(path)
+    if path.suffix.lower() not in (".html", ".htm", ".md"):
+        raise UsageError(f"the report path must end in .html or .md, got {str(path)!r}.")
+    if path.is_dir():
+        raise UsageError(f"the report path {str(path)!r} is a directory; give a file name ending in .html or .md.")
+    folder = path.parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    if not folder.is_dir():
+        raise UsageError(f"cannot write the report to {str(path)!r}: {str(folder)!r} is not a directory.")
+    # the report writer creates missing folders; what must be writable is the deepest existing one,
+    # or the file itself when it exists
+    target = path if path.exists() else folder
+    if not os.access(target, os.W_OK):
+        raise UsageError(f"cannot write the report to {str(path)!r}: {str(target)!r} is not writable.")
 
 
 def _write_report(model, X, y, path, **options):

@@ -117,6 +117,9 @@ def test_integer_targets_with_few_values_are_classes(tmp_path, capsys):
         ("x,y\n1,a\n2,b\n3,a\n4,b\n5,a\n6,b\n", ["--target", "y", "--changepoints"], "regression only"),
         ("x,y\n1,2.5\n2,3.1\n3,4.7\n4,5.2\n5,6.9\n6,7.3\n", ["--target", "y", "--model-averaging", "0"],
          "--model-averaging must be at least 1"),
+        # one malformed number must not turn a regression into a classification with a class per row
+        ('x,y\n1,2.5\n2,"3,1"\n3,4.7\n4,5.2\n5,6.9\n6,7.3\n', ["--target", "y"],
+         "numeric except for 1 cell(s) ('3,1' on line 3)"),
     ],
 )
 def test_clear_one_line_errors(tmp_path, capsys, content, argv, message):
@@ -125,6 +128,21 @@ def test_clear_one_line_errors(tmp_path, capsys, content, argv, message):
         path.write_text(content)
     code, _, err = run(capsys, "discover", path, *argv, "--quiet")
     assert message in one_line_error(code, err)
+
+
+def test_paths_are_checked_before_the_search(tmp_path, capsys):
+    data = tmp_path / "data.csv"
+    data.write_text("x,y\n1,2.5\n2,3.1\n3,4.7\n4,5.2\n5,6.9\n6,7.3\n")
+    code, _, err = run(capsys, "discover", tmp_path, "--target", "y", "--quiet")
+    assert "is a directory; give the path of a CSV file" in one_line_error(code, err)
+    # a report under a file cannot be written, even by root: refused before any fitting
+    code, out, err = run(capsys, "discover", data, "--target", "y", "--report", data / "r.html", "--quiet")
+    assert "is not a directory" in one_line_error(code, err) and "rows" not in out
+    code, _, err = run(capsys, "discover", data, "--target", "y", "--report", tmp_path, "--quiet")
+    assert "must end in .html or .md" in one_line_error(code, err)
+    (tmp_path / "dir.html").mkdir()
+    code, _, err = run(capsys, "discover", data, "--target", "y", "--report", tmp_path / "dir.html", "--quiet")
+    assert "is a directory; give a file name" in one_line_error(code, err)
 
 
 def test_no_command_prints_help(capsys):
