@@ -3,8 +3,7 @@
 from ._classifier import CompositionalGPClassifier
 from ._kernel_search_cv import KernelSearchCV
 from ._regressor import CompositionalGPRegressor
-from ._search import CriterionError
 
 __version__ = "0.1.0"
 
-__all__ = ["CompositionalGPClassifier", "CompositionalGPRegressor", "CriterionError", "KernelSearchCV", "__version__"]
+__all__ = ["CompositionalGPClassifier", "CompositionalGPRegressor", "KernelSearchCV", "__version__"]

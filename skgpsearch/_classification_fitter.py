@@ -118,7 +118,70 @@ class ClassificationCandidateFitter:
         }
         if not np.isfinite(score):
             record.update(status="failed", message=f"criterion value {score}", criterion=-np.inf)
+        else:
+            reason = degenerate_reason(fitted, X, self.summary)
+            if reason is not None:
+                record.update(status="degenerate", criterion=-np.inf, message=reason)
         return record
+
+
+def degenerate_reason(expr, X, summary):
+    """Why a fitted classification structure is a degenerate (white-noise) optimum, or None.
+
+    Two forms: a stationary kernel on continuous columns whose lengthscale ended
+    at the floor, the spacing of the column's values (the optimum lies beyond it,
+    in white noise); and an additive term under which the median training point
+    correlates with no other above ``WHITE_NOISE_CORRELATION`` (a product of
+    per-column kernels can be white noise in several columns jointly although no
+    lengthscale is at its floor). Such a term gives every training point its own
+    latent value; the likelihood is flat at the mode for points far from the
+    boundary, so the Laplace approximation sees almost no posterior contraction
+    and overrates the evidence by about the log-probability each such point
+    loses to the prior spread. On labels without structure it then prefers the
+    white-noise model to the constant one, and its probabilities are pulled
+    towards 1/2 instead of the base rate.
+    """
+    floored = summary.spacing_floored
+    if floored is not None:
+        for leaf in expr.leaves:
+            lengthscale = leaf.params.get("lengthscale")
+            if lengthscale is None or leaf.kind.periodic or not leaf.columns or not all(floored[list(leaf.columns)]):
+                continue
+            floor = summary.lengthscale_floor_of(leaf.columns)
+            if floor is not None and np.min(lengthscale) <= FLOOR_TOLERANCE * floor:
+                return (f"{leaf.without_values()} has its lengthscale at the spacing of its column's values: "
+                        "a white-noise optimum, which the Laplace evidence overrates")
+    term = white_noise_term(expr, X)
+    if term is not None:
+        return (f"{term.without_values()} acts as white noise on the data (the median training point correlates "
+                f"with no other above {WHITE_NOISE_CORRELATION}), which the Laplace evidence overrates")
+    return None
+
+
+#: A lengthscale within this factor of its floor counts as at the floor.
+FLOOR_TOLERANCE = 1.05
+
+
+#: A term is white noise on the data when, for the median training point, no other
+#: training point has a correlation above this under it.
+WHITE_NOISE_CORRELATION = 0.5
+#: The check uses at most this many training rows (their nearest neighbours among themselves).
+WHITE_NOISE_ROWS = 2000
+
+
+def white_noise_term(expr, X):
+    """The first additive term of ``expr`` that acts as white noise on ``X``, or None (see :func:`degenerate_reason`)."""
+    X = X[:WHITE_NOISE_ROWS]
+    for term in expr.sum_of_products():
+        if not term.columns:
+            continue
+        K = to_kernel(term)(X)
+        scale = np.sqrt(np.clip(np.diag(K), 1e-300, None))
+        correlation = K / np.outer(scale, scale)
+        np.fill_diagonal(correlation, -np.inf)
+        if np.median(correlation.max(axis=1)) < WHITE_NOISE_CORRELATION:
+            return term
+    return None
 
 
 def _stratified_subset(y, size, rng):

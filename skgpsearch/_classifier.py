@@ -18,7 +18,7 @@ from ._engine._likelihoods import LIKELIHOODS, get_likelihood
 from ._regressor import _kind_names, _results_table
 from ._search import averaged_records, run_search, single_threaded_blas
 from .criteria import get_criterion
-from .grammar import Grammar, get_grammar
+from .grammar import Base, Grammar, get_grammar
 from .inspection import decompose, describe
 from .kernels import DataSummary, to_kernel
 from .kernels._defaults import discrete_columns
@@ -304,6 +304,8 @@ class CompositionalGPClassifier(ClassifierMixin, BaseEstimator):
             time_budget=self.time_budget,
             criterion_name=getattr(criterion, "name", None) or "criterion",
             feature_names=getattr(self, "feature_names_in_", None),
+            # the constant latent function (the base rate) is always a candidate: labels may carry no structure
+            extra_initial=(Base("C"),),
         )
         best = result.best
         model = self._binary_model(best, likelihood, X, y, summary)

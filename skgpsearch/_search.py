@@ -86,34 +86,36 @@ def single_threaded_blas():
                 _BLAS_STATE["limiter"] = None
 
 
-class CriterionError(RuntimeError):
-    """A criterion raised an error that is not a numerical failure of the candidate's model.
-
-    Not a failed candidate: an error in a user's criterion (or a bug in ours)
-    would otherwise fail every candidate alike and hide behind "every
-    candidate structure failed to fit".
-    """
-
-
 def criterion_value(criterion, estimator, X, y):
-    """``float(criterion(estimator, X, y))``; errors other than numerical failures surface as :class:`CriterionError`."""
+    """``float(criterion(estimator, X, y))``.
+
+    A numerical failure (:class:`NumericalError`, ``LinAlgError``) fails the
+    candidate; any other exception -- an error in a user's criterion, a bug in
+    ours -- propagates with its own type and message, plus a note saying which
+    criterion raised it: it would fail every candidate alike and hide behind
+    "every candidate structure failed to fit".
+    """
     try:
         return float(criterion(estimator, X, y))
     except (NumericalError, np.linalg.LinAlgError):
         raise
     except Exception as exc:
-        name = getattr(criterion, "name", None) or getattr(criterion, "__name__", None) or type(criterion).__name__
-        raise CriterionError(
-            f"The criterion {name} raised {type(exc).__name__}: {exc} (while scoring a candidate structure; "
-            "a criterion is called as criterion(estimator, X, y) and returns a float, larger is better)."
-        ) from exc
+        if hasattr(exc, "add_note"):  # Python >= 3.11
+            name = getattr(criterion, "name", None) or getattr(criterion, "__name__", None) or type(criterion).__name__
+            exc.add_note(f"(raised by the criterion {name} while scoring a candidate structure)")
+        raise
+
+
+#: What a candidate's fit may raise and still be a failed candidate rather than an error:
+#: numerical failures only (a singular or non-finite matrix, an overflow).
+NUMERICAL_FAILURES = (NumericalError, np.linalg.LinAlgError, FloatingPointError, OverflowError)
 
 
 def candidate_record(fit, expr, seed, n_hyperparameters):
     """The record of one candidate: ``fit()``'s fields, or a failed record if it raised numerically.
 
-    A numerical failure of one candidate is recorded (status, message) and
-    never aborts the search; failed records carry -inf criterion and
+    A numerical failure of one candidate (``NUMERICAL_FAILURES``) is recorded
+    (status, message) and never aborts the search; other exceptions propagate; failed records carry -inf criterion and
     likelihood so that ranking ignores them.
     """
     start = time.perf_counter()
@@ -121,7 +123,7 @@ def candidate_record(fit, expr, seed, n_hyperparameters):
     try:
         with single_threaded_blas():
             record.update(fit())
-    except (NumericalError, ValueError, ArithmeticError, np.linalg.LinAlgError) as exc:
+    except NUMERICAL_FAILURES as exc:
         record.update(status="failed", message=f"{type(exc).__name__}: {exc}")
     if record["status"] != "ok":
         record["criterion"] = -np.inf
@@ -383,6 +385,7 @@ def run_search(
     prefer="processes",
     feature_names=None,
     max_fits_per_depth=None,
+    extra_initial=(),
 ):
     """Greedy (beam_width=1) or beam search; returns a :class:`SearchResult`.
 
@@ -393,6 +396,8 @@ def run_search(
     on the best criterion, or when the candidate or time budget runs out (it
     then keeps what it found). A KeyboardInterrupt also stops it with what was
     found so far. ``feature_names`` only changes how ``verbose`` prints structures.
+    ``extra_initial`` structures join the first level and, like the grammar's
+    baselines, are always fitted (e.g. the classifier's constant model).
 
     When a level has more than ``max_fits_per_depth`` candidates and the
     fitter can ``screen``, every candidate is first scored cheaply (a short
@@ -406,9 +411,11 @@ def run_search(
     start = time.perf_counter()
     period_columns = sorted({b.columns[0] for b in grammar.base_set(n_features) if b.kind.periodic})
     change_columns = getattr(grammar, "change_columns", lambda n: [])(n_features)
-    frontier = [(expr, None) for expr in grammar.initial(n_features)]
+    initial = list(grammar.initial(n_features))
+    initial += [expr for expr in extra_initial if expr not in initial]
+    frontier = [(expr, None) for expr in initial]
     # the standard models are always fitted: the search must not end below them
-    baselines = set(getattr(grammar, "baseline_structures", lambda n: [])(n_features))
+    baselines = set(getattr(grammar, "baseline_structures", lambda n: [])(n_features)) | set(extra_initial)
     best_score = -np.inf
     last_depth = automatic_depth(n_features) if max_depth is None else max_depth
     try:

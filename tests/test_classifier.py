@@ -173,9 +173,12 @@ def test_discretised_features_floor_the_lengthscale():
     free = CompositionalGPClassifier(max_depth=1, random_state=0)
     free._data_summary = DataSummary.from_data  # no floor at all
     free.fit(X, y)
-    for model in (clf, continuous):
-        leaf = [l for l in model.structure_.leaves if l.columns == (0,)]
-        assert leaf and all(l.params["lengthscale"] >= 1.0 - 1e-9 for l in leaf)
+    leaf = [l for l in clf.structure_.leaves if l.columns == (0,)]
+    assert leaf and all(l.params["lengthscale"] >= 1.0 - 1e-9 for l in leaf)
+    # as a continuous column, a lengthscale at its spacing is a white-noise optimum: rejected, never chosen
+    assert all(l.params["lengthscale"] > 1.05 for l in continuous.structure_.leaves if l.columns == (0,))
+    statuses = dict(zip(continuous.search_results_["structure"], continuous.search_results_["status"]))
+    assert statuses["SE(0)"] == "degenerate"
     free_leaf = [l for l in free.structure_.leaves if l.columns == (0,)]
     assert free_leaf and free_leaf[0].params["lengthscale"] < 1.0
 
@@ -193,10 +196,8 @@ def test_continuous_columns_floor_the_lengthscale_at_their_median_spacing():
 
 
 def test_an_error_in_a_criterion_surfaces_as_itself():
-    from skgpsearch import CriterionError
-
     X, y = _two_moons_like(n=40)
-    with pytest.raises(CriterionError, match="raised KeyError"):
+    with pytest.raises(KeyError, match="missing"):
         CompositionalGPClassifier(max_depth=1, criterion=lambda est, X_, y_: {}["missing"]).fit(X, y)
 
 
@@ -280,3 +281,44 @@ def test_model_averaging_averages_the_probabilities_of_the_best_structures():
     np.testing.assert_allclose(clf.predict_proba(X_test)[:, 0], 1 - by_hand, rtol=1e-12)
     # the decision function ranks like the averaged probabilities
     assert np.all(np.argsort(clf.decision_function(X_test)) == np.argsort(by_hand))
+
+
+@pytest.mark.parametrize("rate", [0.01, 0.05, 0.2])
+def test_probabilities_reach_the_base_rate_on_labels_without_structure(rate):
+    """Imbalanced labels that do not depend on X: calibrated like the constant base-rate predictor.
+
+    Before the constant candidate and the rejection of white-noise optima, the Laplace evidence
+    chose an SE product with lengthscales at the spacing of the points and predicted ≈ 0.37 for
+    every point at 1 % positives.
+    """
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 2))
+    y = (rng.random(200) < rate).astype(int)
+    y[:2] = 1
+    clf = CompositionalGPClassifier(max_depth=2, random_state=0).fit(X, y)
+    base = y.mean()
+    assert clf.predict_proba(X)[:, 1].mean() == pytest.approx(base, abs=0.25 * base)
+    X_test = rng.normal(size=(4000, 2))
+    y_test = (rng.random(4000) < rate).astype(int)
+
+    def log_loss(p):
+        p = np.clip(p, 1e-12, 1 - 1e-12)
+        return -np.mean(y_test * np.log(p) + (1 - y_test) * np.log(1 - p))
+
+    assert log_loss(clf.predict_proba(X_test)[:, 1]) <= log_loss(np.full(4000, base)) + 0.01
+
+
+def test_white_noise_terms_are_recognised():
+    from skgpsearch._classification_fitter import white_noise_term
+
+    X = np.random.default_rng(1).normal(size=(150, 2))
+    from skgpsearch.grammar import Base, add, multiply
+
+    # neighbours in 2-D are ≈ 0.1 apart: lengthscales 0.02 leave every point uncorrelated, 0.5 do not
+
+    white = add(multiply(Base("SE", 0, {"variance": 5.0, "lengthscale": 0.02}), Base("SE", 1, {"lengthscale": 0.02})),
+                Base("SE", 0, {"variance": 1.0, "lengthscale": 1.0}))
+    assert str(white_noise_term(white, X).without_values()) == "SE(0) * SE(1)"
+    smooth = add(multiply(Base("SE", 0, {"variance": 5.0, "lengthscale": 0.5}), Base("SE", 1, {"lengthscale": 0.5})),
+                 Base("C", (), {"variance": 1.0}))
+    assert white_noise_term(smooth, X) is None

@@ -62,6 +62,8 @@ class DataSummary:
     median_gap: np.ndarray | None = None
     #: Per-column lower bound of lengthscales (nan: none), e.g. for discretised features.
     lengthscale_floor: np.ndarray | None = None
+    #: Per-column: whether the floor is the spacing of a continuous column (``spacing_floor``).
+    spacing_floored: np.ndarray | None = None
 
     @classmethod
     def from_data(cls, X, y=None, discrete_features=None, spacing_floor=False):
@@ -102,8 +104,10 @@ class DataSummary:
             if mask.shape != (X.shape[1],):
                 raise ValueError(f"discrete_features must have one entry per column ({X.shape[1]}).")
             floor = np.where(mask, gaps, np.nan)
+        spacing_floored = None
         if spacing_floor:
             floor = np.where(mask, gaps, median_gaps)
+            spacing_floored = ~mask & np.isfinite(median_gaps)
         return cls(
             mean=X.mean(axis=0),
             std=X.std(axis=0),
@@ -113,6 +117,7 @@ class DataSummary:
             target_variance=target_variance,
             lengthscale_floor=floor,
             median_gap=median_gaps,
+            spacing_floored=spacing_floored,
         )
 
     @classmethod
