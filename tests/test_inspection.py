@@ -362,3 +362,16 @@ def test_feature_names_can_be_given_to_a_model_fitted_on_arrays(periodic_regress
     assert "PER(time)" in text and "x0" not in text
     with pytest.raises(ValueError, match="1 features"):
         plot_fit(model, feature_names=["a", "b"])
+
+
+@pytest.mark.parametrize("fixture", ["additive_regression", "periodic_regression", "interaction_classifier"])
+def test_describe_says_when_the_runner_up_is_a_near_tie(fixture, request):
+    """The sentence follows the criterion gap in search_results_ (1 nat), whichever structures won."""
+    model = request.getfixturevalue(fixture)[0]
+    results = model.search_results_
+    scores = sorted({round(float(v), 9) for v, status in zip(results["criterion"], results["status"])
+                     if status == "ok" and np.isfinite(v)}, reverse=True)
+    text = model.describe()
+    assert "The runner-up" in text
+    gap = scores[0] - scores[1]
+    assert ("the data cannot tell these two apart" in text) == (gap < 1.0)

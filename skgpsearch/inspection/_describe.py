@@ -319,20 +319,25 @@ def _search_summary(estimator, names):
     n_screened = sum(status == "screened out" for status in results["status"])
     n_total = len(results["structure"]) - n_screened
     n_failed = sum(status == "failed" for status in results["status"])
+    n_degenerate = sum(status == "degenerate" for status in results["status"])
     depths = [level["depth"] for level in estimator.search_path_]
     reasons = estimator.search_stop_reason_
     reason = reasons if isinstance(reasons, str) else "; ".join(dict.fromkeys(reasons))
     text = (
         f"The {estimator.search} search compared {n_total} candidate structures"
         f"{f' ({n_failed} failed to fit)' if n_failed else ''}"
+        f"{f' ({n_degenerate} rejected as white-noise optima)' if n_degenerate else ''}"
         f"{f' after screening out {n_screened} others cheaply' if n_screened else ''} up to depth {max(depths, default=0)} "
         f"(max_depth={estimator.max_depth}) under the criterion {criterion} and stopped: {reason}."
     )
-    if "class" not in results:
+    if "class" not in results or len(set(results["class"])) == 1:  # one search: regression or binary
         runner = _runner_up(results, str(estimator.structure_))
         if runner is not None:
             structure, gap = runner
-            text += f" The runner-up, {parse(structure).to_string(names)}, scored {_num(gap)} lower."
+            text += f" The runner-up, {parse(structure).to_string(names)}, scored {_num(gap)} lower"
+            # a criterion on the log-evidence scale: a gap under one nat is no evidence either way, and
+            # which of the two a search keeps can differ between machines (rounding decides near-ties)
+            text += (" -- within 1 nat: the data cannot tell these two apart." if gap < 1.0 else ".")
     return text
 
 
