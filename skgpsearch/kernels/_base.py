@@ -412,12 +412,16 @@ class Periodic(CatalogueKernel):
             )
         return X
 
-    def __call__(self, X, Y=None, eval_gradient=False):
+    def _phase(self, X, Y, eval_gradient):
+        """a = pi |x − x'| / p and sin(a), after checking the inputs."""
         _check_gradient_request(Y, eval_gradient)
         X = self._one_column(X, "X")
         Y = X if Y is None else self._one_column(Y, "Y")
         arg = (np.pi / float(self.period)) * np.abs(X - Y.T)
-        s = np.sin(arg)
+        return arg, np.sin(arg)
+
+    def __call__(self, X, Y=None, eval_gradient=False):
+        arg, s = self._phase(X, Y, eval_gradient)
         inv_l2 = 1.0 / float(self.lengthscale) ** 2
         K = float(self.variance) * np.exp(-2.0 * inv_l2 * s * s)
         if not eval_gradient:
@@ -483,11 +487,7 @@ class CentredPeriodic(Periodic):
     kind = "CPER"
 
     def __call__(self, X, Y=None, eval_gradient=False):
-        _check_gradient_request(Y, eval_gradient)
-        X = self._one_column(X, "X")
-        Y = X if Y is None else self._one_column(Y, "Y")
-        arg = (np.pi / float(self.period)) * np.abs(X - Y.T)
-        s = np.sin(arg)
+        arg, s = self._phase(X, Y, eval_gradient)
         z = 1.0 / float(self.lengthscale) ** 2
         D, dD_dz = centred_periodic_normaliser(z)
         E = np.expm1(-2.0 * z * s * s)
