@@ -87,6 +87,12 @@ class CompositionalGPClassifier(ClassifierMixin, BaseEstimator):
         use all the data.
     max_candidates : int, default=None
         Budget of candidate fits per binary problem.
+    max_fits_per_depth : int or None, default=None
+        Levels with more candidates than this (many columns) are screened:
+        every candidate gets a cheap score (a short Laplace fit on a stratified
+        subset of 120 rows) and only the most promising are fitted fully; the
+        others appear in ``search_results_`` with status ``"screened out"``.
+        ``None`` fits every candidate.
     time_budget : float, default=None
         Budget in seconds per binary problem.
     n_jobs : int, default=None
@@ -162,6 +168,7 @@ class CompositionalGPClassifier(ClassifierMixin, BaseEstimator):
         "discrete_features": [StrOptions({"auto"}), "boolean", "array-like"],
         "max_optimize_samples": [Interval(numbers.Integral, 2, None, closed="left"), None],
         "max_candidates": [Interval(numbers.Integral, 1, None, closed="left"), None],
+        "max_fits_per_depth": [Interval(numbers.Integral, 1, None, closed="left"), None],
         "time_budget": [Interval(numbers.Real, 0, None, closed="neither"), None],
         "n_jobs": [numbers.Integral, None],
         "random_state": ["random_state"],
@@ -183,6 +190,7 @@ class CompositionalGPClassifier(ClassifierMixin, BaseEstimator):
         discrete_features="auto",
         max_optimize_samples=300,
         max_candidates=None,
+        max_fits_per_depth=None,
         time_budget=None,
         n_jobs=None,
         random_state=None,
@@ -201,6 +209,7 @@ class CompositionalGPClassifier(ClassifierMixin, BaseEstimator):
         self.discrete_features = discrete_features
         self.max_optimize_samples = max_optimize_samples
         self.max_candidates = max_candidates
+        self.max_fits_per_depth = max_fits_per_depth
         self.time_budget = time_budget
         self.n_jobs = n_jobs
         self.random_state = random_state
@@ -301,6 +310,7 @@ class CompositionalGPClassifier(ClassifierMixin, BaseEstimator):
             base_seed=seed,
             verbose=self.verbose,
             max_candidates=self.max_candidates,
+            max_fits_per_depth=self.max_fits_per_depth,
             time_budget=self.time_budget,
             criterion_name=getattr(criterion, "name", None) or "criterion",
             feature_names=getattr(self, "feature_names_in_", None),

@@ -322,3 +322,17 @@ def test_white_noise_terms_are_recognised():
     smooth = add(multiply(Base("SE", 0, {"variance": 5.0, "lengthscale": 0.5}), Base("SE", 1, {"lengthscale": 0.5})),
                  Base("C", (), {"variance": 1.0}))
     assert white_noise_term(smooth, X) is None
+
+
+def test_screening_large_levels_fits_only_the_most_promising():
+    """12 columns, labels from columns 3 and 7: with 6 fits per depth the relevant columns are still found."""
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(160, 12))
+    y = (X[:, 3] + np.sin(2 * X[:, 7]) > 0).astype(int)
+    clf = CompositionalGPClassifier(max_depth=2, max_fits_per_depth=6, random_state=0).fit(X, y)
+    results = clf.search_results_
+    for depth in (1, 2):
+        statuses = [s for s, d in zip(results["status"], results["depth"]) if d == depth]
+        fitted = [s for s in statuses if s != "screened out"]
+        assert len(statuses) > 6 and len(fitted) <= 6 + 1  # + the constant model, always fitted
+    assert {3, 7} <= set(clf.structure_.columns)
