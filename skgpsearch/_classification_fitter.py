@@ -66,12 +66,7 @@ class ClassificationCandidateFitter:
         extra = self.default_extra() if warm_state is None else np.asarray(warm_state, dtype=float)
         with single_threaded_blas():
             objective = LaplaceObjective(to_kernel(expr, summary=self.summary), X[rows], y[rows], self.likelihood)
-            pool = [s for s in start_pool(expr, self.summary, hints) if s.kind != "cold" or s.noise_factor == 1.0]
-            thetas = [
-                np.concatenate([to_kernel(s.expr, summary=self.summary).theta,
-                                extra if s.kind != "cold" else self.default_extra()])
-                for s in pool
-            ]
+            _, thetas = self._start_thetas(expr, hints, extra)
             values = np.asarray(evaluate_starts(objective, thetas), dtype=float)
             best = [i for i in np.argsort(-values)[:2] if np.isfinite(values[i])]
             if not best:
@@ -84,6 +79,22 @@ class ClassificationCandidateFitter:
 
     def default_extra(self):
         return np.concatenate([[self.mean_init], self.likelihood.default_theta()])
+
+    def _start_thetas(self, expr, hints, extra):
+        """The start pool of ``expr`` and its parameter vectors [kernel theta, mean, likelihood parameters].
+
+        Structured starts (lengthscales at several scales, new terms taking over
+        variance; see skgpsearch._starts) carry the parent's ``extra``; cold ones the
+        defaults. There is no noise variance here: cold starts differing only in
+        their noise are duplicates.
+        """
+        pool = [start for start in start_pool(expr, self.summary, hints) if start.kind != "cold" or start.noise_factor == 1.0]
+        thetas = [
+            np.concatenate([to_kernel(start.expr, summary=self.summary).theta,
+                            extra if start.kind != "cold" else self.default_extra()])
+            for start in pool
+        ]
+        return pool, thetas
 
     def _fit(self, expr, X, y, seed, warm_state, hints):
         rng = np.random.default_rng(seed)
@@ -102,15 +113,8 @@ class ClassificationCandidateFitter:
         if n_opt >= 2 * SCREEN_SIZE and self.likelihood.log_concave:
             rows = _stratified_subset(y_opt, SCREEN_SIZE, rng)
             screen = LaplaceObjective(to_kernel(expr, summary=self.summary), X_opt[rows], y_opt[rows], self.likelihood)
-        # structured starts (lengthscales at several scales, new terms taking over variance),
-        # each scored by one Laplace evaluation; see skgpsearch._starts
-        # (no noise variance here: cold starts differing only in their noise are duplicates)
-        pool = [start for start in start_pool(expr, self.summary, hints) if start.kind != "cold" or start.noise_factor == 1.0]
-        thetas = [
-            np.concatenate([to_kernel(start.expr, summary=self.summary).theta,
-                            extra if start.kind != "cold" else self.default_extra()])
-            for start in pool
-        ]
+        # each start scored by one Laplace evaluation
+        pool, thetas = self._start_thetas(expr, hints, extra)
         values = evaluate_starts(screen or objective, thetas)
         starts = [thetas[i] for i in select_starts(pool, values)]
         cold = to_kernel(expr.without_values(), summary=self.summary).theta
