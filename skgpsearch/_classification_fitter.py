@@ -42,6 +42,8 @@ class ClassificationCandidateFitter:
     maxiter: int = 200
     max_optimize_samples: int | None = None
     make_estimator: object = None
+    #: Record white-noise optima as "degenerate" (see :func:`degenerate_reason`); off for a refit of one structure.
+    reject_degenerate: bool = True
 
     def __call__(self, expr, X, y, seed, warm_state=None, hints=None):
         return candidate_record(
@@ -154,7 +156,7 @@ class ClassificationCandidateFitter:
         }
         if not np.isfinite(score):
             record.update(status="failed", message=f"criterion value {score}", criterion=-np.inf)
-        else:
+        elif self.reject_degenerate:
             reason = degenerate_reason(fitted, X, self.summary)
             if reason is not None:
                 record.update(status="degenerate", criterion=-np.inf, message=reason)

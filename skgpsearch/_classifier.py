@@ -290,6 +290,8 @@ class CompositionalGPClassifier(ClassifierMixin, BaseEstimator):
         return self
 
     def _search_binary(self, X, y, criterion, likelihood, grammar, summary, seed):
+        # a grammar of one structure (the report's refits) fits that structure as it is
+        searching = not getattr(grammar, "single_structure", False)
         fitter = ClassificationCandidateFitter(
             summary=summary,
             criterion=criterion,
@@ -298,6 +300,7 @@ class CompositionalGPClassifier(ClassifierMixin, BaseEstimator):
             n_restarts=self.n_restarts,
             max_optimize_samples=self.max_optimize_samples,
             make_estimator=_BinaryModelFactory(X, y, likelihood, summary),
+            reject_degenerate=searching,
         )
         result = run_search(
             fitter,
@@ -315,7 +318,7 @@ class CompositionalGPClassifier(ClassifierMixin, BaseEstimator):
             criterion_name=getattr(criterion, "name", None) or "criterion",
             feature_names=getattr(self, "feature_names_in_", None),
             # the constant latent function (the base rate) is always a candidate: labels may carry no structure
-            extra_initial=(Base("C"),),
+            extra_initial=(Base("C"),) if searching else (),
         )
         best = result.best
         model = self._binary_model(best, likelihood, X, y, summary)

@@ -115,8 +115,9 @@ def candidate_record(fit, expr, seed, n_hyperparameters):
     """The record of one candidate: ``fit()``'s fields, or a failed record if it raised numerically.
 
     A numerical failure of one candidate (``NUMERICAL_FAILURES``) is recorded
-    (status, message) and never aborts the search; other exceptions propagate; failed records carry -inf criterion and
-    likelihood so that ranking ignores them.
+    (status, message) and never aborts the search; other exceptions propagate.
+    Failed records carry -inf criterion and likelihood so that ranking ignores
+    them.
     """
     start = time.perf_counter()
     record = {"structure": expr, "seed": seed, "status": "ok", "message": ""}

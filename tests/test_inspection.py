@@ -375,3 +375,13 @@ def test_describe_says_when_the_runner_up_is_a_near_tie(fixture, request):
     assert "The runner-up" in text
     gap = scores[0] - scores[1]
     assert ("the data cannot tell these two apart" in text) == (gap < 1.0)
+
+
+def test_refitting_one_structure_keeps_it(interaction_classifier):
+    """The report's per-fold refits fit the chosen structure itself: no constant-model candidate, no rejection."""
+    from skgpsearch.inspection._report import _FixedStructure
+
+    model, frame, y = interaction_classifier
+    refit = clone(model).set_params(grammar=_FixedStructure(model.structure_), max_depth=1).fit(frame, y)
+    assert list(refit.search_results_["structure"]) == [str(model.structure_)]
+    assert refit.structure_.without_values() == model.structure_.without_values()

@@ -26,6 +26,9 @@ __all__ = ["compare_with_random_forest", "write_report"]
 class _FixedStructure(Grammar):
     """A grammar whose only candidate is one structure (refits without a search)."""
 
+    #: Refit exactly this structure: no constant-model candidate, no rejection of degenerate optima.
+    single_structure = True
+
     def __init__(self, structure):
         super().__init__()
         self.structure = structure
