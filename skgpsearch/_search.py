@@ -100,6 +100,7 @@ def criterion_value(criterion, estimator, X, y):
     except (NumericalError, np.linalg.LinAlgError):
         raise
     except Exception as exc:
+        exc._raised_by_criterion = True  # so that candidate_record does not take it for a numerical failure
         if hasattr(exc, "add_note"):  # Python >= 3.11
             name = getattr(criterion, "name", None) or getattr(criterion, "__name__", None) or type(criterion).__name__
             exc.add_note(f"(raised by the criterion {name} while scoring a candidate structure)")
@@ -107,8 +108,9 @@ def criterion_value(criterion, estimator, X, y):
 
 
 #: What a candidate's fit may raise and still be a failed candidate rather than an error:
-#: numerical failures only (a singular or non-finite matrix, an overflow).
-NUMERICAL_FAILURES = (NumericalError, np.linalg.LinAlgError, FloatingPointError, OverflowError)
+#: numerical failures (a singular or non-finite matrix; an overflow, underflow to zero or
+#: division by zero on data of extreme scale), never an exception raised by a criterion.
+NUMERICAL_FAILURES = (ArithmeticError, np.linalg.LinAlgError)
 
 
 def candidate_record(fit, expr, seed, n_hyperparameters):
@@ -125,6 +127,8 @@ def candidate_record(fit, expr, seed, n_hyperparameters):
         with single_threaded_blas():
             record.update(fit())
     except NUMERICAL_FAILURES as exc:
+        if getattr(exc, "_raised_by_criterion", False):
+            raise
         record.update(status="failed", message=f"{type(exc).__name__}: {exc}")
     if record["status"] != "ok":
         record["criterion"] = -np.inf

@@ -19,7 +19,9 @@ from sklearn.gaussian_process.kernels import RBF
 from skgpsearch import CompositionalGPClassifier, CompositionalGPRegressor, KernelSearchCV
 from skgpsearch._cli import main
 
-SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# derandomised: CI runs the same examples every time (a fuzzing session that explores new ones:
+# pytest tests/test_fuzz.py --hypothesis-seed=N with a larger max_examples)
+SETTINGS = settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 
 FINITE = st.floats(-3, 3)
 SPECIAL = st.sampled_from([np.nan, np.inf, -np.inf])
@@ -98,7 +100,7 @@ def test_kernel_search_cv_fits_or_refuses_clearly(Xy):
 CELLS = st.sampled_from(["1", "2.5", "-3", "", "nan", "?", "abc", "1e400", "2,5", " 4 ", "0"])
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40, deadline=None, derandomize=True)
 @given(st.lists(st.lists(CELLS, min_size=2, max_size=3), min_size=0, max_size=8), st.sampled_from(["y", "x", "w"]))
 def test_command_line_exits_with_a_one_line_error_or_runs(tmp_path_factory, rows, target):
     path = tmp_path_factory.mktemp("fuzz") / "data.csv"
@@ -115,3 +117,10 @@ def test_non_array_inputs_are_refused_clearly(bad):
     for estimator in (CompositionalGPRegressor(max_depth=1), CompositionalGPClassifier(max_depth=1)):
         with pytest.raises((ValueError, TypeError)):
             estimator.fit(bad, [1, 2, 3])
+
+
+def test_columns_of_extreme_scale_fail_as_candidates_not_as_crashes():
+    """Found by the fuzzer: a column spanning 4e-255 made 1/l² divide by zero inside the engine."""
+    X = np.array([[0.0], [3.64386884e-255]])
+    with pytest.raises(ValueError, match="Every candidate structure failed"):
+        CompositionalGPRegressor(base_kernels=("SE",), max_depth=1, n_restarts=0, random_state=0).fit(X, [0.0, 0.0])
