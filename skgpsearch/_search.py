@@ -100,7 +100,10 @@ def criterion_value(criterion, estimator, X, y):
     except (NumericalError, np.linalg.LinAlgError):
         raise
     except Exception as exc:
-        exc._raised_by_criterion = True  # so that candidate_record does not take it for a numerical failure
+        try:
+            exc._raised_by_criterion = True  # so that candidate_record does not take it for a numerical failure
+        except AttributeError:  # an exception class with __slots__
+            pass
         if hasattr(exc, "add_note"):  # Python >= 3.11
             name = getattr(criterion, "name", None) or getattr(criterion, "__name__", None) or type(criterion).__name__
             exc.add_note(f"(raised by the criterion {name} while scoring a candidate structure)")
