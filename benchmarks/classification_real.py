@@ -83,6 +83,7 @@ METHODS = {
     "GP bic": gp(criterion="bic"),
     "GP aic": gp(criterion="aic"),
     "GP bic_light": gp(criterion="bic_light"),
+    "GP lml": gp(criterion="lml"),
     "GP cv_accuracy": gp(criterion="cv_accuracy"),
     "GP robust (bic_light)": gp(criterion="bic_light", likelihood="robust"),
     "GP logistic (bic_light)": gp(criterion="bic_light", likelihood="logistic"),

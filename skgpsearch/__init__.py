@@ -2,8 +2,8 @@
 
 from ._classifier import CompositionalGPClassifier
 from ._kernel_search_cv import KernelSearchCV
-from ._regressor import CompositionalGPRegressor
+from ._regressor import CompositionalGPRegressor, OutlierWarning
 
 __version__ = "0.1.0"
 
-__all__ = ["CompositionalGPClassifier", "CompositionalGPRegressor", "KernelSearchCV", "__version__"]
+__all__ = ["CompositionalGPClassifier", "CompositionalGPRegressor", "KernelSearchCV", "OutlierWarning", "__version__"]

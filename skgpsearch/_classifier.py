@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import numbers
 
 import numpy as np
@@ -12,8 +13,8 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._classification_fitter import ClassificationCandidateFitter
-from ._engine._classification import ClassificationPosterior, LaplaceObjective
+from ._laplace_fitter import LaplaceCandidateFitter
+from ._engine._classification import LaplacePosterior, LaplaceObjective
 from ._engine._likelihoods import LIKELIHOODS, get_likelihood
 from ._regressor import _kind_names, _results_table
 from ._search import averaged_records, run_search, single_threaded_blas
@@ -82,9 +83,10 @@ class CompositionalGPClassifier(ClassifierMixin, BaseEstimator):
         its distinct values (the typical distance to a neighbour): shorter,
         an SE separates almost every pair of points and acts as white noise.
     max_optimize_samples : int or None, default=300
-        Hyperparameters are optimised on a random stratified subset of this
-        many rows when the data has more; the final model and the criterion
-        use all the data.
+        During the search, hyperparameters are optimised on a random
+        stratified subset of this many rows when the data has more (the
+        criterion uses all the data); the chosen structure is then refitted
+        on all the rows, starting from its subset optimum.
     max_candidates : int, default=None
         Budget of candidate fits per binary problem.
     max_fits_per_depth : int or None, default=None
@@ -272,7 +274,7 @@ class CompositionalGPClassifier(ClassifierMixin, BaseEstimator):
         if likelihood.n_params:
             rates = [m.likelihood_params_["outlier_rate"] for m in models]
             self.outlier_rate_ = rates[0] if binary else np.array(rates)
-        best_scores = [r.best["criterion"] for r in results]
+        best_scores = [m.criterion_value for m in models]
         combine = getattr(criterion, "combine", None)
         self.best_score_ = combine(best_scores) if combine is not None else float(sum(best_scores))
         self.log_marginal_likelihood_value_ = float(sum(m.log_marginal_likelihood_value_ for m in models))
@@ -292,7 +294,7 @@ class CompositionalGPClassifier(ClassifierMixin, BaseEstimator):
     def _search_binary(self, X, y, criterion, likelihood, grammar, summary, seed):
         # a grammar of one structure (the report's refits) fits that structure as it is
         searching = not getattr(grammar, "single_structure", False)
-        fitter = ClassificationCandidateFitter(
+        fitter = LaplaceCandidateFitter(
             summary=summary,
             criterion=criterion,
             likelihood=likelihood,
@@ -321,12 +323,33 @@ class CompositionalGPClassifier(ClassifierMixin, BaseEstimator):
             extra_initial=(Base("C"),) if searching else (),
         )
         best = result.best
+        if self.max_optimize_samples is not None and X.shape[0] > self.max_optimize_samples:
+            best = self._refit_on_all_rows(fitter, best, X, y, seed)
         model = self._binary_model(best, likelihood, X, y, summary)
+        model.criterion_value = best["criterion"]
         chosen, model.weights = averaged_records(result, self.model_averaging)
         model.mixture = [model.posterior] + [
             self._binary_model(r, likelihood, X, y, summary).posterior for r in chosen[1:]
         ]
         return model, result
+
+    @staticmethod
+    def _refit_on_all_rows(fitter, record, X, y, seed):
+        """The chosen structure's hyperparameters optimised on all the rows, from its subset optimum.
+
+        A subset of a few hundred rows ranks structures well but leaves
+        their hyperparameters short of the full data's optimum (on
+        Wisconsin breast cancer, 615 rows, an ARD model optimised on 300 of
+        them made 6.5 % test error, on all of them 4.7 %). The refit record
+        replaces the search's when it is at least as good on all the data.
+        """
+        full = dataclasses.replace(fitter, max_optimize_samples=None, n_restarts=0, reject_degenerate=False)
+        refit = full(record["structure"], X, y, seed, warm_state=record["warm_state"])
+        if refit["status"] != "ok" or not refit["log_marginal_likelihood"] >= record["log_marginal_likelihood"]:
+            return record
+        # the search's bookkeeping (depth, parent, seed) stays that of the chosen candidate
+        return {**record, **{key: refit[key] for key in
+                             ("structure", "theta", "warm_state", "latent_start", "log_marginal_likelihood", "criterion")}}
 
     @staticmethod
     def _binary_model(record, likelihood, X, y, summary):
@@ -335,7 +358,7 @@ class CompositionalGPClassifier(ClassifierMixin, BaseEstimator):
         kernel.theta = record["theta"][:p]
         mean, lik_theta = float(record["theta"][p]), record["theta"][p + 1 :]
         with single_threaded_blas():
-            posterior = ClassificationPosterior(kernel, mean, likelihood, lik_theta, X, y, a0=record["latent_start"])
+            posterior = LaplacePosterior(kernel, mean, likelihood, lik_theta, X, y, a0=record["latent_start"])
         model = _BinaryModel(record["structure"], kernel, mean, likelihood, lik_theta, posterior, X, y, summary)
         model.n_hyperparameters_ = record["n_hyperparameters"]
         return model
@@ -553,7 +576,7 @@ class _BinaryModel:
         start when most rows are kept), instead of from f = m.
         """
         a0 = None if warm is None else self.posterior.weights[warm]
-        return ClassificationPosterior(self.kernel_, self.latent_mean_, self.likelihood, self.lik_theta, X, y, a0=a0)
+        return LaplacePosterior(self.kernel_, self.latent_mean_, self.likelihood, self.lik_theta, X, y, a0=a0)
 
     def _fitted_objective(self, X, y):
         objective = LaplaceObjective(clone(self.kernel_), np.asarray(X, dtype=float), np.asarray(y, dtype=float),

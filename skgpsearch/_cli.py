@@ -13,11 +13,13 @@ import math
 import os
 import sys
 import time
+import warnings
 from pathlib import Path
 
 import numpy as np
 
 from . import __version__
+from ._regressor import OutlierWarning
 from .criteria import criterion_names
 
 MIN_ROWS = 5
@@ -88,6 +90,8 @@ def _parser():
                           help="regression: also search changepoints and change windows (CP, CW) on every column")
     discover.add_argument("--model-averaging", type=int, default=None, metavar="K",
                           help="regression: predict with the weighted mixture of the K best structures")
+    discover.add_argument("--robust", action="store_true",
+                          help="regression: Student-t noise (robust to outliers) instead of Gaussian noise")
     discover.add_argument("--n-jobs", type=int, default=None, metavar="N", help="parallel candidate fits")
     discover.add_argument("--report", default=None, metavar="PATH", help="write a report (.html or .md)")
     discover.add_argument("--no-compare", action="store_true",
@@ -188,8 +192,10 @@ def _discover(args):
         params["max_depth"] = args.max_depth
     if args.base_kernels:
         params["base_kernels"] = tuple(k.strip() for k in args.base_kernels.split(",") if k.strip())
-    if (args.changepoints or args.model_averaging is not None) and task != "regression":
-        raise UsageError("--changepoints and --model-averaging apply to regression only.")
+    if (args.changepoints or args.robust or args.model_averaging is not None) and task != "regression":
+        raise UsageError("--changepoints, --robust and --model-averaging apply to regression only.")
+    if args.robust:
+        params["likelihood"] = "student_t"
     if args.model_averaging is not None:
         if args.model_averaging < 1:
             raise UsageError(f"--model-averaging must be at least 1, got {args.model_averaging}.")
@@ -314,8 +320,15 @@ def _rows(X, index):
 def _fit(model, X, y, quiet):
     start = time.perf_counter()
     target = contextlib.nullcontext() if quiet else contextlib.redirect_stdout(sys.stderr)
-    with target:
+    with target, warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", OutlierWarning)
         model.fit(X, y)
+    for warning in caught:
+        if issubclass(warning.category, OutlierWarning):
+            # the same finding, with the command-line spelling of the remedy
+            print("Warning: " + str(warning.message).replace("likelihood='student_t'", "--robust"), file=sys.stderr)
+        else:
+            warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
     return time.perf_counter() - start
 
 

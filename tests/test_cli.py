@@ -72,6 +72,22 @@ def test_discover_with_changepoints_and_model_averaging(tmp_path, capsys):
     assert chosen.startswith(("CP(year", "CW(year")), chosen  # a step is a change, not a smooth trend
 
 
+def test_discover_warns_about_outliers_and_robust_recovers(tmp_path, capsys):
+    rng = np.random.default_rng(1)
+    X = rng.uniform(0, 5, size=(50, 2))
+    y = np.sin(2 * np.pi * X[:, 0]) + 0.4 * X[:, 0] + 0.1 * rng.normal(size=50)
+    y[[3, 9, 20]] += [30.0, -25.0, 1e4]
+    path = tmp_path / "outliers.csv"
+    path.write_text("t,z,y\n" + "\n".join(f"{a:.6f},{b:.6f},{c:.6f}" for a, b, c in zip(X[:, 0], X[:, 1], y)) + "\n")
+    argv = ["discover", path, "--target", "y", "--base-kernels", "PER,LIN", "--max-depth", "2", "--no-compare",
+            "--quiet"]
+    code, _, err = run(capsys, *argv)
+    assert code == 0 and "consider --robust" in err
+    code, out, err = run(capsys, *argv, "--robust")
+    assert code == 0, err
+    assert "Chosen structure: PER(t) + LIN(t)" in out and "Student-t" in out and "consider" not in err
+
+
 def test_discover_detects_classification_and_quiet(tmp_path, capsys):
     rng = np.random.default_rng(1)
     X = rng.uniform(-2, 2, size=(60, 2))
@@ -115,6 +131,7 @@ def test_integer_targets_with_few_values_are_classes(tmp_path, capsys):
         ("x,y\n1,a\n2,b\n3,a\n4,b\n5,a\n6,b\n", ["--target", "y", "--criterion", "loo", "--no-compare"],
          "applies to regression only"),
         ("x,y\n1,a\n2,b\n3,a\n4,b\n5,a\n6,b\n", ["--target", "y", "--changepoints"], "regression only"),
+        ("x,y\n1,a\n2,b\n3,a\n4,b\n5,a\n6,b\n", ["--target", "y", "--robust"], "regression only"),
         ("x,y\n1,2.5\n2,3.1\n3,4.7\n4,5.2\n5,6.9\n6,7.3\n", ["--target", "y", "--model-averaging", "0"],
          "--model-averaging must be at least 1"),
         # one malformed number must not turn a regression into a classification with a class per row

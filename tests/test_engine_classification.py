@@ -7,7 +7,7 @@ from scipy.special import expit, logit
 from sklearn.gaussian_process import GaussianProcessClassifier
 from sklearn.gaussian_process.kernels import RBF, ConstantKernel, WhiteKernel
 
-from skgpsearch._engine._classification import ClassificationPosterior, LaplaceObjective, find_mode
+from skgpsearch._engine._classification import LaplacePosterior, LaplaceObjective, find_mode
 from skgpsearch._engine._likelihoods import Logistic, Probit, RobustProbit, get_likelihood
 from skgpsearch.grammar import parse
 from skgpsearch.kernels import to_kernel
@@ -170,7 +170,7 @@ def test_posterior_predictions_match_sklearn_latent_mean_and_variance():
     X, y = _data(n=60, seed=7)
     kernel = ConstantKernel(2.0) * RBF(0.8)
     gpc = GaussianProcessClassifier(kernel=kernel, optimizer=None).fit(X, (y > 0).astype(int))
-    posterior = ClassificationPosterior(kernel, 0.0, Logistic(), np.zeros(0), X, y)
+    posterior = LaplacePosterior(kernel, 0.0, Logistic(), np.zeros(0), X, y)
     X_test = np.random.default_rng(0).normal(size=(30, 2))
     mean, var = posterior.predict_latent(X_test, return_var=True)
     sk = gpc.base_estimator_

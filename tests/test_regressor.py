@@ -21,7 +21,8 @@ def cheap(**params):
     return CompositionalGPRegressor(**defaults)
 
 
-@parametrize_with_checks([cheap(), cheap(max_depth=2, grammar="sum_of_products", criterion="aic", model_averaging=3)])
+@parametrize_with_checks([cheap(), cheap(max_depth=2, grammar="sum_of_products", criterion="aic", model_averaging=3),
+                          cheap(likelihood="student_t", max_depth=2, model_averaging=2)])
 def test_sklearn_estimator_checks(estimator, check):
     check(estimator)
 

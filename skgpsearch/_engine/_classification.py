@@ -35,7 +35,7 @@ from scipy.linalg import lapack, solve_triangular
 from ._kernel_tree import KernelTree, expand
 from ._linalg import NumericalError, cholesky_inverse, jittered_cholesky
 
-__all__ = ["LaplaceObjective", "ClassificationPosterior", "MEAN_BOUNDS", "LAPLACE_FTOL"]
+__all__ = ["LaplaceObjective", "LaplacePosterior", "MEAN_BOUNDS", "LAPLACE_FTOL"]
 
 #: Bounds of the constant latent mean.
 MEAN_BOUNDS = (-10.0, 10.0)
@@ -73,8 +73,7 @@ class LaplaceObjective:
         self.kernel = kernel
         self.tree = KernelTree(kernel, X)
         self.y = np.asarray(y, dtype=float)
-        if not np.all(np.isin(self.y, (-1.0, 1.0))):
-            raise ValueError("labels of binary GP classification must be -1 or +1")
+        likelihood.check_targets(self.y)
         self.n = self.y.shape[0]
         self.likelihood = likelihood
         kb = np.asarray(kernel.bounds, dtype=float).reshape(-1, 2)
@@ -205,16 +204,18 @@ class _Mode:
             return np.diag(K) - np.einsum("ij,ij->j", V, V)
         return np.einsum("ij,ij->j", self.M, self.M)
 
-    def latent_variance(self, K_cross, k_diag):
-        """Var[f* | y] at test points: k** − k*ᵀ (W⁻¹ + K)⁻¹ k*."""
+    def variance_reduction(self, K_cross):
+        """diag(k*ᵀ (W⁻¹ + K)⁻¹ k*) for the columns k* of ``K_cross``."""
         if self.positive:
             V = solve_triangular(self.L, self.sW[:, np.newaxis] * K_cross, lower=True, check_finite=False)
-            reduction = np.einsum("ij,ij->j", V, V)
-        else:
-            if self._R is None:
-                self._R = self.R(None)
-            reduction = np.einsum("ij,ij->j", K_cross, self._R @ K_cross)
-        return np.maximum(k_diag - reduction, 0.0)
+            return np.einsum("ij,ij->j", V, V)
+        if self._R is None:
+            self._R = self.R(None)
+        return np.einsum("ij,ij->j", K_cross, self._R @ K_cross)
+
+    def latent_variance(self, K_cross, k_diag):
+        """Var[f* | y] at test points: k** − k*ᵀ (W⁻¹ + K)⁻¹ k*."""
+        return np.maximum(k_diag - self.variance_reduction(K_cross), 0.0)
 
 
 def _whitened_hessian_cholesky(L_K, W):
@@ -315,8 +316,11 @@ def _whitened_newton_step(L_K, a, d1, W):
     return step if np.all(np.isfinite(step)) else None
 
 
-class ClassificationPosterior:
-    """Laplace posterior of binary GP classification at fixed hyperparameters.
+class LaplacePosterior:
+    """Laplace posterior of the latent function at fixed hyperparameters.
+
+    For binary classification (labels in {−1, +1}) and for robust regression
+    (Student-t noise on real targets).
 
     Parameters
     ----------
@@ -326,7 +330,10 @@ class ClassificationPosterior:
     likelihood : Likelihood
     lik_theta : ndarray
     X : ndarray (n, d)
-    y : ndarray (n,) in {−1, +1}
+    y : ndarray (n,)
+        Labels in {−1, +1} or real targets, as the likelihood expects.
+    a0 : ndarray (n,), optional
+        Newton start (the mode the optimiser saw; see ``LaplaceObjective.mode_start``).
     """
 
     def __init__(self, kernel, mean, likelihood, lik_theta, X, y, a0=None):
@@ -350,6 +357,29 @@ class ClassificationPosterior:
         if not return_var:
             return mean
         return mean, self.mode.latent_variance(K_cross, self.kernel.diag(X))
+
+    @property
+    def alpha(self):
+        """Weights of the latent mean: E[f* | y] = mean + k(X*, X) @ alpha."""
+        return self.weights
+
+    def variance_reduction(self, K_cross):
+        """diag(K_crossᵀ (W⁻¹ + K)⁻¹ K_cross): what the data remove from the prior variance at each column."""
+        return self.mode.variance_reduction(K_cross)
+
+    def predict(self, X, return_std=False, return_cov=False):
+        """Posterior mean of the latent function at ``X`` and its std or covariance (``None`` when not asked)."""
+        X = np.asarray(X, dtype=float)
+        K_cross = self.kernel(self.X, X)
+        mean = self.mean + K_cross.T @ self.weights
+        if return_cov:
+            if self.mode._R is None:
+                self.mode._R = self.mode.R(None)
+            cov = self.kernel(X) - K_cross.T @ self.mode._R @ K_cross
+            return mean, cov
+        if return_std:
+            return mean, np.sqrt(self.mode.latent_variance(K_cross, self.kernel.diag(X)))
+        return mean, None
 
     def predict_proba(self, X):
         """p(y* = +1 | X*) (the latent variance integrated out)."""

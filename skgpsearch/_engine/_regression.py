@@ -336,6 +336,14 @@ class GPPosterior:
             -0.5 * float(self.y @ self.alpha) - float(np.log(np.diag(self.L)).sum()) - 0.5 * n * _LOG_2PI
         )
 
+    #: The constant latent mean (none: the targets are centred by the estimator).
+    mean = 0.0
+
+    def variance_reduction(self, K_cross):
+        """diag(k*ᵀ (K + σ² I)⁻¹ k*) for the columns k* of ``K_cross``."""
+        V = solve_triangular(self.L, K_cross, lower=True, check_finite=False)
+        return np.einsum("ij,ij->j", V, V)
+
     def loo_residuals(self):
         """Leave-one-out residuals y_i − E[y_i | y_−i] = α_i / [K⁻¹]_ii (R&W eq. 5.12).
 

@@ -28,6 +28,7 @@ from scipy.linalg import solve_triangular
 from sklearn.gaussian_process import kernels as sk
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .._engine._likelihoods import OUTLIER_CLIP
 from ..kernels import from_kernel
 from ..kernels._base import WhiteNoise, _as_2d
 from ..kernels._change import ChangePoint, _ChangeOperator
@@ -434,20 +435,23 @@ def _decompose_regressor(model, X):
     terms, noise_terms = _terms(model._kernel_no_noise)
     white = sum(float(t.diag(X_train[:1])[0]) for t in noise_terms) * scale**2
     y_var = float(np.var(model.y_train_))
+    if getattr(model, "degrees_of_freedom_", None) is not None:
+        # Student-t noise: shares of the variance of the targets without their gross outliers
+        z = model._normalised(model.y_train_)
+        y_var = float(np.var(z[np.abs(z) <= OUTLIER_CLIP])) * scale**2
     components = []
     for term in terms:
         K_train = term(X_train, X_train)
         train_mean = K_train @ posterior.alpha * scale
         K_cross = K_train if at_training else term(X_train, X)
         mean = (K_cross.T @ posterior.alpha) * scale
-        V = solve_triangular(posterior.L, K_cross, lower=True, check_finite=False)
-        var = term.diag(X) - np.einsum("ij,ij->j", V, V)
+        var = term.diag(X) - posterior.variance_reduction(K_cross)
         components.append(
             _component(model, term, mean, np.sqrt(np.maximum(var, 0.0)) * scale, _share(train_mean, y_var))
         )
     decomposition = Decomposition(
         components=_ordered(components),
-        offset=float(model._y_train_mean),
+        offset=float(model._y_train_mean) + posterior.mean * scale,
         X=X,
         task="regression",
         feature_names=_feature_names(model),

@@ -10,6 +10,7 @@ grammars produce; unfamiliar combinations fall back to naming the factors.
 from __future__ import annotations
 
 import numpy as np
+from scipy.stats import t as student_t
 
 from ..grammar import Change, Product, parse
 from ._decompose import check_explainable, decompose, feature_names_of, position
@@ -91,11 +92,7 @@ def describe(estimator, feature_names=None, target_name=None):
         )
     if hasattr(estimator, "structure_"):
         lines += _change_lines(estimator.structure_, names, ranges)
-    noise_sd = float(np.sqrt(parts.noise_variance))
-    lines.append(
-        f"- The remaining noise has standard deviation ≈ {_num(noise_sd)} "
-        f"({_percent(parts.noise_variance / parts.target_variance)} of the variance)."
-    )
+    lines.append(_noise_line(estimator, parts))
     weights = getattr(estimator, "model_weights_", None)
     if weights is not None and len(weights) > 1:
         models = ", ".join(
@@ -309,6 +306,26 @@ def _growth(degree, var):
     if degree == 1:
         return f"changes linearly with {var}"
     return f"changes like a polynomial of degree {degree} in {var}"
+
+
+def _noise_line(estimator, parts):
+    """The sentence on the noise: its level, or for Student-t noise its scale, tails and outliers."""
+    nu = getattr(estimator, "degrees_of_freedom_", None)
+    if nu is None:
+        noise_sd = float(np.sqrt(parts.noise_variance))
+        return (f"- The remaining noise has standard deviation ≈ {_num(noise_sd)} "
+                f"({_percent(parts.noise_variance / parts.target_variance)} of the variance).")
+    scale = float(estimator.noise_scale_)
+    tails = ("heavy tails" if nu < 10 else "moderate tails" if nu < 50 else "nearly Gaussian tails")
+    line = (f"- The remaining noise is Student-t with scale ≈ {_num(scale)} and ν ≈ {_num(nu)} degrees of freedom "
+            f"({tails})")
+    if parts.residuals is not None:
+        # beyond the central 99.9 % of the fitted noise: about 1 in 1000 points under the model
+        bound = scale * float(student_t.ppf(0.9995, nu))
+        far = int(np.sum(np.abs(parts.residuals) > bound))
+        if far:
+            line += f"; {far} training point(s) lie beyond the central 99.9 % of this noise (outliers to the model)"
+    return line + "."
 
 
 def _search_summary(estimator, names):

@@ -172,7 +172,7 @@ def plot_fit(estimator, X=None, y=None, *, n_grid=400, feature_names=None):
             low, high = min(low, X_extra.min()), max(high, X_extra.max())
         grid = np.linspace(low, high, n_grid)[:, None]
         mean, std = estimator.predict(_as_input(estimator, grid), return_std=True)
-        band = 2 * np.sqrt(std**2 + estimator.noise_variance_)
+        band = _predictive_half_width(estimator, std)
         ax.fill_between(grid[:, 0], mean - band, mean + band, alpha=0.25, label="95 % predictive band")
         ax.plot(grid[:, 0], mean, lw=1.5, label="posterior mean")
         ax.scatter(X_train[:, 0], y_train, s=5, c="k", label="training data")
@@ -256,3 +256,18 @@ def plot_search_path(estimator, *, feature_names=None):
     ax.legend(loc="best", fontsize="small")
     ax.set_title("Structure search", fontsize="medium")
     return fig
+
+
+def _predictive_half_width(estimator, std):
+    """Half-width of the 95 % band of a new observation: latent std and noise combined.
+
+    Gaussian noise: 2 √(std² + σ²). Student-t noise has no useful variance for small ν;
+    its 97.5 % quantile q_ν σ stands in for the noise's 2σ: 2 √(std² + (q_ν σ / 2)²).
+    """
+    nu = getattr(estimator, "degrees_of_freedom_", None)
+    if nu is None:
+        return 2 * np.sqrt(std**2 + estimator.noise_variance_)
+    from scipy.stats import t as student_t
+
+    half_quantile = 0.5 * float(student_t.ppf(0.975, nu)) * estimator.noise_scale_
+    return 2 * np.sqrt(std**2 + half_quantile**2)

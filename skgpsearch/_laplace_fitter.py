@@ -1,4 +1,8 @@
-"""Fitting one candidate structure of binary GP classification (runs in search workers)."""
+"""Fitting one candidate structure with the Laplace engine (runs in search workers).
+
+Used by the classifier (binary likelihoods) and by the regressor's robust
+(Student-t) likelihood.
+"""
 
 from __future__ import annotations
 
@@ -7,14 +11,18 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._engine._classification import LAPLACE_FTOL, ClassificationPosterior, LaplaceObjective
+from ._engine._classification import LAPLACE_FTOL, LaplaceObjective, LaplacePosterior
+from ._engine._likelihoods import OUTLIER_CLIP
 from ._engine._linalg import NumericalError
 from ._engine._regression import optimize_hyperparameters, random_starts
-from ._search import REFINE_MARGIN, SCREEN_CANDIDATE_MAXITER, SCREEN_MAXITER, candidate_record, criterion_value, single_threaded_blas
+from ._search import (
+    REFINE_MARGIN, SCREEN_CANDIDATE_MAXITER, SCREEN_MAXITER, candidate_record, criterion_value, regression_start_hints,
+    single_threaded_blas,
+)
 from ._starts import StartHints, evaluate_starts, select_starts, start_pool
 from .kernels import from_kernel, to_kernel
 
-__all__ = ["ClassificationCandidateFitter"]
+__all__ = ["LaplaceCandidateFitter"]
 
 #: Size of the random subset on which the starts are screened (multi-fidelity restarts).
 SCREEN_SIZE = 150
@@ -25,13 +33,14 @@ N_REFINE = 2
 
 
 @dataclass
-class ClassificationCandidateFitter:
-    """Fits one candidate structure of binary Laplace GP classification.
+class LaplaceCandidateFitter:
+    """Fits one candidate structure by the Laplace approximation.
 
-    ``y`` holds labels in {−1, +1}. The parameters are the kernel's
-    log-hyperparameters, the constant latent mean and the likelihood's own
-    parameters; the warm state passed between parent and child is
-    ``[mean, likelihood parameters]``.
+    ``y`` holds labels in {−1, +1} for a binary likelihood, real targets on
+    the fitting scale (normalised by ``y_std``) for a regression one. The
+    parameters are the kernel's log-hyperparameters, the constant latent mean
+    and the likelihood's own parameters; the warm state passed between parent
+    and child is ``[mean, likelihood parameters]``.
     """
 
     summary: object
@@ -44,6 +53,8 @@ class ClassificationCandidateFitter:
     make_estimator: object = None
     #: Record white-noise optima as "degenerate" (see :func:`degenerate_reason`); off for a refit of one structure.
     reject_degenerate: bool = True
+    #: Scale of the regression targets (the log evidence of the original targets gets −n log y_std).
+    y_std: float = 1.0
 
     def __call__(self, expr, X, y, seed, warm_state=None, hints=None):
         return candidate_record(
@@ -52,8 +63,12 @@ class ClassificationCandidateFitter:
         )
 
     def start_hints(self, parent, X, y, period_columns, change_columns=()):
-        """No periodogram hints (labels carry no usable spectrum) and no residual variance."""
-        return StartHints()
+        """Classification: none (labels carry no usable spectrum). Regression: periods and change
+        locations from the clipped targets (the parent has no Gaussian residuals to use)."""
+        if self.likelihood.binary:
+            return StartHints()
+        return regression_start_hints(None, X, np.clip(y, -OUTLIER_CLIP, OUTLIER_CLIP), self.summary, period_columns,
+                                      change_columns)
 
     def screen(self, expr, X, y, seed, warm_state=None, hints=None):
         """A cheap score of the candidate, to rank the siblings of a large level.
@@ -64,7 +79,7 @@ class ClassificationCandidateFitter:
         ½ k log(rows); ``-inf`` when no start can be evaluated.
         """
         rng = np.random.default_rng(seed)
-        rows = _stratified_subset(y, SCREEN_CANDIDATE_ROWS, rng)
+        rows = self._subset(y, SCREEN_CANDIDATE_ROWS, rng)
         extra = self.default_extra() if warm_state is None else np.asarray(warm_state, dtype=float)
         with single_threaded_blas():
             objective = LaplaceObjective(to_kernel(expr, summary=self.summary), X[rows], y[rows], self.likelihood)
@@ -78,6 +93,12 @@ class ClassificationCandidateFitter:
         if value is None or not np.isfinite(value):
             return -np.inf
         return float(value - 0.5 * objective.bounds.shape[0] * math.log(rows.size))
+
+    def _subset(self, y, size, rng):
+        """Sorted rows of a random subset: stratified by class for labels."""
+        if self.likelihood.binary:
+            return _stratified_subset(y, size, rng)
+        return np.sort(rng.choice(y.shape[0], size=min(size, y.shape[0]), replace=False))
 
     def default_extra(self):
         return np.concatenate([[self.mean_init], self.likelihood.default_theta()])
@@ -104,7 +125,7 @@ class ClassificationCandidateFitter:
         kernel = to_kernel(expr, summary=self.summary)
         X_opt, y_opt = X, y
         if self.max_optimize_samples is not None and n > self.max_optimize_samples:
-            rows = _stratified_subset(y, self.max_optimize_samples, rng)
+            rows = self._subset(y, self.max_optimize_samples, rng)
             X_opt, y_opt = X[rows], y[rows]
         objective = LaplaceObjective(kernel, X_opt, y_opt, self.likelihood)
         p = kernel.n_dims
@@ -113,7 +134,7 @@ class ClassificationCandidateFitter:
         n_opt = X_opt.shape[0]
         # the outlier rate of a robust likelihood is not identifiable on a small screen subset
         if n_opt >= 2 * SCREEN_SIZE and self.likelihood.log_concave:
-            rows = _stratified_subset(y_opt, SCREEN_SIZE, rng)
+            rows = self._subset(y_opt, SCREEN_SIZE, rng)
             screen = LaplaceObjective(to_kernel(expr, summary=self.summary), X_opt[rows], y_opt[rows], self.likelihood)
         # each start scored by one Laplace evaluation
         pool, thetas = self._start_thetas(expr, hints, extra)
@@ -133,15 +154,18 @@ class ClassificationCandidateFitter:
         # on the optimisation data, start Newton at the mode the optimiser saw (the posterior of
         # a likelihood that is not log-concave can have several modes)
         a0 = objective.mode_start(theta) if X_opt is X else None
-        posterior = ClassificationPosterior(kernel, mean, self.likelihood, lik_theta, X, y, a0=a0)
-        lml = posterior.log_marginal_likelihood
+        posterior = LaplacePosterior(kernel, mean, self.likelihood, lik_theta, X, y, a0=a0)
+        # log p(y) of the original targets: the normalisation's Jacobian is -n log(y_std)
+        lml = posterior.log_marginal_likelihood - n * math.log(self.y_std)
         fitted = from_kernel(kernel, n_features=X.shape[1])
         k = theta.size
         if getattr(self.criterion, "evidence_only", False):
             score = self.criterion.from_evidence(lml, k, n, fitted)
         else:
             view = self.make_estimator(fitted, kernel, mean, lik_theta, posterior, lml, k)
-            score = criterion_value(self.criterion, view, X, y)
+            # regression criteria get the training arrays as the user gave them
+            data = (X, y) if self.likelihood.binary else (view.X_train_, view.y_train_)
+            score = criterion_value(self.criterion, view, *data)
         record = {
             "structure": fitted,
             "theta": theta,
