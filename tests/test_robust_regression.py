@@ -152,3 +152,14 @@ def test_no_outlier_warning_on_gaussian_data():
     with warnings.catch_warnings():
         warnings.simplefilter("error", OutlierWarning)
         CompositionalGPRegressor(base_kernels=("SE",), max_depth=1, random_state=0).fit(X, y)
+
+
+def test_robust_normalisation_survives_mostly_equal_targets():
+    # a median absolute deviation of 0 (most targets equal) falls back to the standard deviation
+    rng = np.random.default_rng(5)
+    X = rng.uniform(0, 1, size=(30, 1))
+    y = np.zeros(30)
+    y[:8] = rng.normal(size=8)
+    model = CompositionalGPRegressor(base_kernels=("SE",), max_depth=1, likelihood="student_t", random_state=0).fit(X, y)
+    assert model._y_train_std == pytest.approx(np.std(y))
+    assert np.all(np.isfinite(model.predict(X)))
