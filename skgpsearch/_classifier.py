@@ -17,7 +17,7 @@ from ._laplace_fitter import LaplaceCandidateFitter
 from ._engine._classification import LaplacePosterior, LaplaceObjective
 from ._engine._likelihoods import LIKELIHOODS, get_likelihood
 from ._regressor import _kind_names, _results_table
-from ._search import averaged_records, run_search, single_threaded_blas
+from ._search import averaged_records, candidate_seed, run_search, single_threaded_blas
 from .criteria import get_criterion
 from .grammar import Base, Grammar, get_grammar
 from .inspection import decompose, describe
@@ -87,6 +87,14 @@ class CompositionalGPClassifier(ClassifierMixin, BaseEstimator):
         stratified subset of this many rows when the data has more (the
         criterion uses all the data); the chosen structure is then refitted
         on all the rows, starting from its subset optimum.
+    baseline_models : bool, default=True
+        After the search, the two standard models -- the ARD product of SE
+        kernels over all columns and the additive model (one SE per column)
+        -- are fitted on all the rows and replace the chosen structure when
+        they score higher under the criterion, so the search never ends below
+        them. Listed in ``search_results_`` (depth 1, message "baseline").
+        Only for grammars that offer them (per-column SE kernels, two or more
+        columns).
     max_candidates : int, default=None
         Budget of candidate fits per binary problem.
     max_fits_per_depth : int or None, default=None
@@ -169,6 +177,7 @@ class CompositionalGPClassifier(ClassifierMixin, BaseEstimator):
         "n_restarts": [Interval(numbers.Integral, 0, None, closed="left")],
         "discrete_features": [StrOptions({"auto"}), "boolean", "array-like"],
         "max_optimize_samples": [Interval(numbers.Integral, 2, None, closed="left"), None],
+        "baseline_models": ["boolean"],
         "max_candidates": [Interval(numbers.Integral, 1, None, closed="left"), None],
         "max_fits_per_depth": [Interval(numbers.Integral, 1, None, closed="left"), None],
         "time_budget": [Interval(numbers.Real, 0, None, closed="neither"), None],
@@ -191,6 +200,7 @@ class CompositionalGPClassifier(ClassifierMixin, BaseEstimator):
         n_restarts=2,
         discrete_features="auto",
         max_optimize_samples=300,
+        baseline_models=True,
         max_candidates=None,
         max_fits_per_depth=None,
         time_budget=None,
@@ -210,6 +220,7 @@ class CompositionalGPClassifier(ClassifierMixin, BaseEstimator):
         self.n_restarts = n_restarts
         self.discrete_features = discrete_features
         self.max_optimize_samples = max_optimize_samples
+        self.baseline_models = baseline_models
         self.max_candidates = max_candidates
         self.max_fits_per_depth = max_fits_per_depth
         self.time_budget = time_budget
@@ -323,8 +334,11 @@ class CompositionalGPClassifier(ClassifierMixin, BaseEstimator):
             extra_initial=(Base("C"),) if searching else (),
         )
         best = result.best
+        full = dataclasses.replace(fitter, max_optimize_samples=None)
         if self.max_optimize_samples is not None and X.shape[0] > self.max_optimize_samples:
-            best = self._refit_on_all_rows(fitter, best, X, y, seed)
+            best = self._refit_on_all_rows(full, best, X, y, seed)
+        if searching and self.baseline_models:
+            best = self._compare_with_baselines(full, grammar, best, result, X, y, seed)
         model = self._binary_model(best, likelihood, X, y, summary)
         model.criterion_value = best["criterion"]
         chosen, model.weights = averaged_records(result, self.model_averaging)
@@ -332,6 +346,26 @@ class CompositionalGPClassifier(ClassifierMixin, BaseEstimator):
             self._binary_model(r, likelihood, X, y, summary).posterior for r in chosen[1:]
         ]
         return model, result
+
+    @staticmethod
+    def _compare_with_baselines(fitter, grammar, best, result, X, y, seed):
+        """The best of the chosen record and the standard models fitted on all rows (see ``baseline_models``).
+
+        The baselines' records join ``result.records`` (depth 1, no parent).
+        """
+        standard = getattr(grammar, "standard_structures", None)
+        if standard is None:
+            return best
+        for structure in standard(X.shape[1]):
+            if structure == best["structure"]:
+                continue  # already the chosen one, fitted on all rows
+            record = fitter(structure, X, y, candidate_seed(seed, structure))
+            record.update(depth=1, parent=None,
+                          message=record.get("message") or "baseline, fitted on all rows after the search")
+            result.records.append(record)
+            if record["status"] == "ok" and record["criterion"] > best["criterion"]:
+                best = record
+        return best
 
     @staticmethod
     def _refit_on_all_rows(fitter, record, X, y, seed):
@@ -343,7 +377,7 @@ class CompositionalGPClassifier(ClassifierMixin, BaseEstimator):
         them made 6.5 % test error, on all of them 4.7 %). The refit record
         replaces the search's when it is at least as good on all the data.
         """
-        full = dataclasses.replace(fitter, max_optimize_samples=None, n_restarts=0, reject_degenerate=False)
+        full = dataclasses.replace(fitter, n_restarts=0, reject_degenerate=False)
         refit = full(record["structure"], X, y, seed, warm_state=record["warm_state"])
         if refit["status"] != "ok" or not refit["log_marginal_likelihood"] >= record["log_marginal_likelihood"]:
             return record

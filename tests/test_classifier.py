@@ -13,6 +13,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 from skgpsearch import CompositionalGPClassifier
 from skgpsearch._engine._classification import LaplaceObjective
 from skgpsearch.criteria import get_criterion
+from skgpsearch.grammar import parse
 from skgpsearch.inspection._report import _FixedStructure as _Fixed
 from skgpsearch.kernels import DataSummary, default_hyperparameters
 from skgpsearch.kernels._defaults import discrete_columns
@@ -79,7 +80,8 @@ def test_chosen_structure_is_refitted_on_all_the_rows():
     # the search optimises on 60 of 260 rows; the final model must sit at the all-rows optimum of its
     # structure (a subset optimum cost 1.8 points of test error for an ARD model on breast cancer)
     X, y = _two_moons_like(n=260)
-    clf = CompositionalGPClassifier(max_depth=1, max_optimize_samples=60, random_state=0).fit(X, y)
+    clf = CompositionalGPClassifier(max_depth=1, max_optimize_samples=60, baseline_models=False,
+                                    random_state=0).fit(X, y)
     full = CompositionalGPClassifier(grammar=_Fixed(clf.structure_.without_values()), max_depth=1,
                                      max_optimize_samples=None, n_restarts=4, random_state=1).fit(X, y)
     assert clf.log_marginal_likelihood_value_ == pytest.approx(full.log_marginal_likelihood_value_, abs=0.05)
@@ -88,6 +90,24 @@ def test_chosen_structure_is_refitted_on_all_the_rows():
                        if s == str(clf.structure_.without_values()) or s == str(clf.structure_))
     assert clf.log_marginal_likelihood_value_ > subset_value + 0.1
     assert clf.best_score_ == pytest.approx(get_criterion("bic_light")(clf, X, y), rel=1e-9)
+
+
+def test_search_never_ends_below_the_ard_baseline():
+    # the label depends on all four columns jointly: a depth-2 greedy search can use two of them,
+    # the ARD product of the baselines uses all four and wins under the search's own criterion
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, 4))
+    y = (2.5 * np.sin(X.sum(axis=1)) + 0.3 * rng.normal(size=400) > 0).astype(int)
+    train, test = slice(0, 200), slice(200, None)
+    alone = CompositionalGPClassifier(max_depth=2, baseline_models=False, random_state=0).fit(X[train], y[train])
+    clf = CompositionalGPClassifier(max_depth=2, random_state=0).fit(X[train], y[train])
+    assert len(alone.structure_.columns) <= 2
+    assert clf.structure_ == parse("SE(0) * SE(1) * SE(2) * SE(3)")
+    assert clf.best_score_ > alone.best_score_ + 10  # ~38 nats on this data
+    assert clf.best_score_ == pytest.approx(get_criterion("bic_light")(clf, X[train], y[train]), rel=1e-9)
+    assert clf.score(X[test], y[test]) > alone.score(X[test], y[test]) + 0.05
+    baselines = [m for m in clf.search_results_["message"] if m.startswith("baseline")]
+    assert len(baselines) == 2
 
 
 def test_fitted_evidence_is_at_least_sklearns_for_the_same_kernel():
@@ -348,7 +368,8 @@ def test_screening_large_levels_fits_only_the_most_promising():
     clf = CompositionalGPClassifier(max_depth=2, max_fits_per_depth=6, random_state=0).fit(X, y)
     results = clf.search_results_
     for depth in (1, 2):
-        statuses = [s for s, d in zip(results["status"], results["depth"]) if d == depth]
+        statuses = [s for s, d, m in zip(results["status"], results["depth"], results["message"])
+                    if d == depth and not m.startswith("baseline")]
         fitted = [s for s in statuses if s != "screened out"]
         assert len(statuses) > 6 and len(fitted) <= 6 + 1  # + the constant model, always fitted
     assert {3, 7} <= set(clf.structure_.columns)

@@ -147,6 +147,13 @@ class Grammar:
         """
         if not self.baselines:
             return []
+        return self.standard_structures(n_features)
+
+    def standard_structures(self, n_features):
+        """The ARD product and the additive sum of per-column SE kernels, whatever ``baselines`` says.
+
+        Empty when fewer than two columns admit SE or the size restrictions exclude them.
+        """
         columns = [b.columns[0] for b in self.base_set(n_features) if b.name == "SE"]
         if len(columns) < 2:
             return []
