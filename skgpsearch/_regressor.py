@@ -529,22 +529,19 @@ class CompositionalGPRegressor(RegressorMixin, BaseEstimator):
 
     def _laplace_candidate_view(self, structure, kernel, mean, lik_theta, posterior, lml, k):
         """A fitted estimator for one Student-t candidate (what callable criteria receive)."""
-        X, y, y_mean, y_std = self._fit_setup
-        view = self._unfitted_copy()
-        view._noise_bounds = self._noise_bounds
-        view._summary = self._summary
-        view._set_fitted_laplace(structure, kernel, posterior, X, y, y_mean, y_std)
-        view.log_marginal_likelihood_value_ = lml
-        view.n_hyperparameters_ = k
-        return view
+        return self._view(lml, k, lambda view, *data: view._set_fitted_laplace(structure, kernel, posterior, *data))
 
     def _candidate_view(self, structure, kernel, noise, posterior, lml, k):
         """A fitted estimator for one candidate (what callable criteria receive)."""
+        return self._view(lml, k, lambda view, *data: view._set_fitted(structure, kernel, noise, posterior, *data))
+
+    def _view(self, lml, k, set_fitted):
+        """A copy fitted by ``set_fitted(view, X, y, y_mean, y_std)`` on the training data of the running fit."""
         X, y, y_mean, y_std = self._fit_setup
         view = self._unfitted_copy()
         view._noise_bounds = self._noise_bounds
         view._summary = self._summary
-        view._set_fitted(structure, kernel, noise, posterior, X, y, y_mean, y_std)
+        set_fitted(view, X, y, y_mean, y_std)
         view.log_marginal_likelihood_value_ = lml
         view.n_hyperparameters_ = k
         return view
