@@ -27,7 +27,8 @@ from sklearn.gaussian_process import GaussianProcessRegressor
 from sklearn.gaussian_process.kernels import WhiteKernel
 
 from skgpsearch._engine._regression import RegressionObjective
-from skgpsearch._search import RegressionCandidateFitter, period_hints, single_threaded_blas
+from skgpsearch._candidates import single_threaded_blas
+from skgpsearch._regression_fitter import RegressionCandidateFitter, regression_start_hints
 from skgpsearch.criteria import BIC
 from skgpsearch.grammar import parse
 from skgpsearch.kernels import DataSummary, to_kernel
@@ -84,12 +85,12 @@ def main():
             mem_ref = peak_megabytes(lambda: reference.log_marginal_likelihood(theta, eval_gradient=True))
 
             fitter = RegressionCandidateFitter(summary=summary, criterion=BIC(), noise_bounds=NOISE_BOUNDS, n_restarts=2)
-            hints = period_hints(X, y, y, summary, [0])
+            hints = regression_start_hints(None, X, y, summary, [0])
             fits_ours, fits_ref = [], []
             for seed in range(args.seeds):
                 start = time.perf_counter()
-                record = fitter(parse(STRUCTURE), X, y, seed=seed, period_hints=hints)
-                fits_ours.append((time.perf_counter() - start, record["log_marginal_likelihood"]))
+                record = fitter(parse(STRUCTURE), X, y, seed=seed, hints=hints)
+                fits_ours.append((time.perf_counter() - start, record.log_marginal_likelihood))
                 if n > args.full_sklearn_max:
                     continue
                 gp = GaussianProcessRegressor(

@@ -91,9 +91,9 @@ def fit_pair(series, text, X, y, seed, n_restarts, sklearn_restarts):
         y_fit, _, _, _, fitter = estimator._fitting_setup(X, y, get_criterion("lml"))
         record = fitter(parse(text), X, y_fit, seed)
         row["ours_seconds"] = time.perf_counter() - start
-        row["ours_status"] = record["status"] if record["status"] == "ok" else f"failed: {record['message']}"
-        row["ours_lml"] = float(record["log_marginal_likelihood"])
-        row["ours_k"] = int(record["n_hyperparameters"])
+        row["ours_status"] = record.status if record.status == "ok" else f"failed: {record.message}"
+        row["ours_lml"] = float(record.log_marginal_likelihood)
+        row["ours_k"] = int(record.n_hyperparameters)
 
         # item 4 of the search-quality issue: the same fit with every selected start optimised
         # to convergence on all the data (no multi-fidelity screening)
@@ -101,7 +101,7 @@ def fit_pair(series, text, X, y, seed, n_restarts, sklearn_restarts):
         fitter.screen_starts = False
         unscreened = fitter(parse(text), X, y_fit, seed)
         row["unscreened_seconds"] = time.perf_counter() - start
-        row["unscreened_lml"] = float(unscreened["log_marginal_likelihood"])
+        row["unscreened_lml"] = float(unscreened.log_marginal_likelihood)
 
         start = time.perf_counter()
         y_std = float(np.std(y))

@@ -150,7 +150,7 @@ def refit_planted(case, X, y, seed=0):
     start = _true_start(case, summary, y_std)
     if start is not None:
         records.append(fitter(start, X, y_fit, seed, (case.noise_sd / y_std) ** 2))
-    scores = [r["criterion"] for r in records if r["status"] == "ok"]
+    scores = [r.criterion for r in records if r.ok]
     return max(scores, default=-np.inf), start is not None
 
 

@@ -3,7 +3,17 @@
 from ._classifier import CompositionalGPClassifier
 from ._kernel_search_cv import KernelSearchCV
 from ._regressor import CompositionalGPRegressor, OutlierWarning
+from ._search import LevelReport, print_progress, search_progress
 
 __version__ = "0.1.0"
 
-__all__ = ["CompositionalGPClassifier", "CompositionalGPRegressor", "KernelSearchCV", "OutlierWarning", "__version__"]
+__all__ = [
+    "CompositionalGPClassifier",
+    "CompositionalGPRegressor",
+    "KernelSearchCV",
+    "LevelReport",
+    "OutlierWarning",
+    "__version__",
+    "print_progress",
+    "search_progress",
+]

@@ -7,27 +7,25 @@ import numbers
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
-from sklearn.gaussian_process.kernels import Kernel
-from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._laplace_fitter import LaplaceCandidateFitter
-from ._engine._classification import LaplacePosterior, LaplaceObjective
+from ._candidates import CandidateRecord, candidate_seed, single_threaded_blas
+from ._engine._classification import LaplaceObjective, LaplacePosterior
 from ._engine._likelihoods import LIKELIHOODS, get_likelihood
-from ._regressor import _kind_names, _results_table
-from ._search import averaged_records, candidate_seed, run_search, single_threaded_blas
-from .criteria import get_criterion
-from .grammar import Base, Grammar, get_grammar
-from .inspection import decompose, describe
+from ._estimator_base import StructureSearchMixin
+from ._laplace_fitter import LaplaceCandidateFitter
+from ._search import SearchResult, averaged_records
+from .grammar import Base
+from .inspection import ClassificationView, decompose, describe
 from .kernels import DataSummary, to_kernel
 from .kernels._defaults import discrete_columns
 
 __all__ = ["CompositionalGPClassifier"]
 
 
-class CompositionalGPClassifier(ClassifierMixin, BaseEstimator):
+class CompositionalGPClassifier(StructureSearchMixin, ClassifierMixin, BaseEstimator):
     """Gaussian-process classification with a searched kernel structure (Laplace approximation).
 
     ``fit`` searches sums of products of base kernels (by default one
@@ -166,25 +164,14 @@ class CompositionalGPClassifier(ClassifierMixin, BaseEstimator):
     (2, 2)
     """
 
+    _task = "classification"
+
     _parameter_constraints = {
-        "base_kernels": ["array-like", str, Kernel],
-        "grammar": [StrOptions({"compositional", "cks", "sum_of_products", "sop"}), Grammar],
-        "criterion": [str, callable],
+        **StructureSearchMixin._shared_parameter_constraints,
         "likelihood": [StrOptions(set(LIKELIHOODS))],
         "max_depth": [Interval(numbers.Integral, 1, None, closed="left")],
-        "search": [StrOptions({"greedy", "beam"})],
-        "beam_width": [Interval(numbers.Integral, 1, None, closed="left")],
-        "n_restarts": [Interval(numbers.Integral, 0, None, closed="left")],
         "discrete_features": [StrOptions({"auto"}), "boolean", "array-like"],
-        "max_optimize_samples": [Interval(numbers.Integral, 2, None, closed="left"), None],
         "baseline_models": ["boolean"],
-        "max_candidates": [Interval(numbers.Integral, 1, None, closed="left"), None],
-        "max_fits_per_depth": [Interval(numbers.Integral, 1, None, closed="left"), None],
-        "time_budget": [Interval(numbers.Real, 0, None, closed="neither"), None],
-        "n_jobs": [numbers.Integral, None],
-        "random_state": ["random_state"],
-        "verbose": ["verbose"],
-        "model_averaging": [Interval(numbers.Integral, 1, None, closed="left"), None],
     }
 
     def __init__(
@@ -245,31 +232,26 @@ class CompositionalGPClassifier(ClassifierMixin, BaseEstimator):
         """
         self._validate_params()
         X, y = _validate_training_data(self, X, y)
-        if self.n_jobs == 0:
-            raise ValueError("n_jobs == 0 has no meaning; use None or 1 for sequential fits, -1 for all cores.")
+        self._check_n_jobs()
         check_classification_targets(y)
         self.classes_, y_index = np.unique(y, return_inverse=True)
         if self.classes_.size < 2:
             raise ValueError(
                 f"A classifier needs samples of at least 2 classes; the data has only class {self.classes_[0]!r}."
             )
-        criterion = get_criterion(self.criterion)
-        if not getattr(criterion, "classification", True):
-            raise ValueError(
-                f"The criterion {self.criterion!r} applies to regression only; use bic_light, bic, aic, lml, "
-                "laplace, laplace_0, laplace_aic, laplace_bic or cv_accuracy."
-            )
+        criterion = self._criterion()
         likelihood = get_likelihood(self.likelihood)
         grammar = self._grammar()
         summary = self._data_summary(X)
         self._summary = summary
-        seed = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
+        seed = self._base_seed()
         positives = [1] if self.classes_.size == 2 else list(range(self.classes_.size))
         models, results, paths, reasons = [], [], [], []
         for k in positives:
             y_binary = np.where(y_index == k, 1.0, -1.0)
-            if self.verbose and len(positives) > 1:
-                print(f"[skgpsearch] class {self.classes_[k]!r} vs rest", flush=True)
+            progress = self._progress()
+            if progress is not None and len(positives) > 1:
+                progress(f"class {self.classes_[k]!r} vs rest")
             model, result = self._search_binary(X, y_binary, criterion, likelihood, grammar, summary, seed + k)
             models.append(model)
             results.append(result)
@@ -292,7 +274,7 @@ class CompositionalGPClassifier(ClassifierMixin, BaseEstimator):
         self.n_hyperparameters_ = int(sum(m.n_hyperparameters_ for m in models))
         table = {"class": []}
         for k, result in zip(positives, results):
-            part = _results_table(result.records)
+            part = result.table()
             table["class"] += [self.classes_[k]] * len(result.records)
             for key, values in part.items():
                 table.setdefault(key, []).extend(values)
@@ -315,24 +297,8 @@ class CompositionalGPClassifier(ClassifierMixin, BaseEstimator):
             make_estimator=_BinaryModelFactory(X, y, likelihood, summary),
             reject_degenerate=searching,
         )
-        result = run_search(
-            fitter,
-            X,
-            y,
-            grammar,
-            max_depth=self.max_depth,
-            beam_width=1 if self.search == "greedy" else self.beam_width,
-            n_jobs=self.n_jobs,
-            base_seed=seed,
-            verbose=self.verbose,
-            max_candidates=self.max_candidates,
-            max_fits_per_depth=self.max_fits_per_depth,
-            time_budget=self.time_budget,
-            criterion_name=getattr(criterion, "name", None) or "criterion",
-            feature_names=getattr(self, "feature_names_in_", None),
-            # the constant latent function (the base rate) is always a candidate: labels may carry no structure
-            extra_initial=(Base("C"),) if searching else (),
-        )
+        # the constant latent function (the base rate) is always a candidate: labels may carry no structure
+        result = self._search(fitter, X, y, grammar, criterion, seed, extra_initial=(Base("C"),) if searching else ())
         best = result.best
         full = dataclasses.replace(fitter, max_optimize_samples=None)
         if self.max_optimize_samples is not None and X.shape[0] > self.max_optimize_samples:
@@ -340,7 +306,7 @@ class CompositionalGPClassifier(ClassifierMixin, BaseEstimator):
         if searching and self.baseline_models:
             best = self._compare_with_baselines(full, grammar, best, result, X, y, seed)
         model = self._binary_model(best, likelihood, X, y, summary)
-        model.criterion_value = best["criterion"]
+        model.criterion_value = best.criterion
         chosen, model.weights = averaged_records(result, self.model_averaging)
         model.mixture = [model.posterior] + [
             self._binary_model(r, likelihood, X, y, summary).posterior for r in chosen[1:]
@@ -348,7 +314,7 @@ class CompositionalGPClassifier(ClassifierMixin, BaseEstimator):
         return model, result
 
     @staticmethod
-    def _compare_with_baselines(fitter, grammar, best, result, X, y, seed):
+    def _compare_with_baselines(fitter, grammar, best: CandidateRecord, result: SearchResult, X, y, seed):
         """The best of the chosen record and the standard models fitted on all rows (see ``baseline_models``).
 
         The baselines' records join ``result.records`` (depth 1, no parent).
@@ -357,13 +323,13 @@ class CompositionalGPClassifier(ClassifierMixin, BaseEstimator):
         if standard is None:
             return best
         for structure in standard(X.shape[1]):
-            if structure == best["structure"]:
+            if structure == best.structure:
                 continue  # already the chosen one, fitted on all rows
             record = fitter(structure, X, y, candidate_seed(seed, structure))
-            record.update(depth=1, parent=None,
-                          message=record.get("message") or "baseline, fitted on all rows after the search")
+            record.depth, record.parent = 1, None
+            record.message = record.message or "baseline, fitted on all rows after the search"
             result.records.append(record)
-            if record["status"] == "ok" and record["criterion"] > best["criterion"]:
+            if record.ok and record.criterion > best.criterion:
                 best = record
         return best
 
@@ -379,23 +345,23 @@ class CompositionalGPClassifier(ClassifierMixin, BaseEstimator):
         when it is at least as good on all the data.
         """
         full = dataclasses.replace(fitter, n_restarts=0, reject_degenerate=False)
-        refit = full(record["structure"], X, y, seed, warm_state=record["warm_state"])
-        if refit["status"] != "ok" or not refit["log_marginal_likelihood"] >= record["log_marginal_likelihood"]:
+        refit = full(record.structure, X, y, seed, warm_state=record.warm_state)
+        if not refit.ok or not refit.log_marginal_likelihood >= record.log_marginal_likelihood:
             return record
         # the search's bookkeeping (depth, parent, seed) stays that of the chosen candidate
-        return {**record, **{key: refit[key] for key in
-                             ("structure", "theta", "warm_state", "latent_start", "log_marginal_likelihood", "criterion")}}
+        return dataclasses.replace(record, **{key: getattr(refit, key) for key in (
+            "structure", "theta", "warm_state", "latent_start", "log_marginal_likelihood", "criterion")})
 
     @staticmethod
-    def _binary_model(record, likelihood, X, y, summary):
-        p = record["theta"].size - 1 - likelihood.n_params
-        kernel = to_kernel(record["structure"], summary=summary)
-        kernel.theta = record["theta"][:p]
-        mean, lik_theta = float(record["theta"][p]), record["theta"][p + 1 :]
+    def _binary_model(record: CandidateRecord, likelihood, X, y, summary):
+        p = record.theta.size - 1 - likelihood.n_params
+        kernel = to_kernel(record.structure, summary=summary)
+        kernel.theta = record.theta[:p]
+        mean, lik_theta = float(record.theta[p]), record.theta[p + 1 :]
         with single_threaded_blas():
-            posterior = LaplacePosterior(kernel, mean, likelihood, lik_theta, X, y, a0=record["latent_start"])
-        model = _BinaryModel(record["structure"], kernel, mean, likelihood, lik_theta, posterior, X, y, summary)
-        model.n_hyperparameters_ = record["n_hyperparameters"]
+            posterior = LaplacePosterior(kernel, mean, likelihood, lik_theta, X, y, a0=record.latent_start)
+        model = _BinaryModel(record.structure, kernel, mean, likelihood, lik_theta, posterior, X, y, summary)
+        model.n_hyperparameters_ = record.n_hyperparameters
         return model
 
     def _data_summary(self, X):
@@ -422,10 +388,10 @@ class CompositionalGPClassifier(ClassifierMixin, BaseEstimator):
             mask[int(c)] = True
         return mask
 
-    def _grammar(self):
-        if isinstance(self.grammar, Grammar):
-            return self.grammar
-        return get_grammar(self.grammar, base_kernels=_kind_names(self.base_kernels))
+    def _explanation_view(self) -> ClassificationView:
+        """What :mod:`skgpsearch.inspection` reads from this model (see :class:`~skgpsearch.inspection.ClassificationView`)."""
+        check_is_fitted(self)
+        return ClassificationView(classes=list(self.classes_), latent_models=list(self._binary_models))
 
     # -- prediction ---------------------------------------------------------------
     def _binary_probabilities(self, X):
@@ -636,7 +602,8 @@ class _BinaryModelFactory:
     def __init__(self, X, y, likelihood, summary):
         self.X, self.y, self.likelihood, self.summary = X, y, likelihood, summary
 
-    def __call__(self, structure, kernel, mean, lik_theta, posterior, lml, k):
-        model = _BinaryModel(structure, kernel, mean, self.likelihood, lik_theta, posterior, self.X, self.y, self.summary)
+    def __call__(self, structure, kernel, posterior, fields, lml, k):
+        model = _BinaryModel(structure, kernel, posterior.mean, self.likelihood, posterior.lik_theta, posterior, self.X,
+                             self.y, self.summary)
         model.n_hyperparameters_ = k
         return model

@@ -20,6 +20,7 @@ import numpy as np
 
 from . import __version__
 from ._regressor import OutlierWarning
+from ._search import print_progress, search_progress
 from .criteria import criterion_names
 
 MIN_ROWS = 5
@@ -319,7 +320,7 @@ def _rows(X, index):
 
 def _fit(model, X, y, quiet):
     start = time.perf_counter()
-    target = contextlib.nullcontext() if quiet else contextlib.redirect_stdout(sys.stderr)
+    target = contextlib.nullcontext() if quiet else search_progress(print_progress(file=sys.stderr))
     with target, warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", OutlierWarning)
         model.fit(X, y)

@@ -7,7 +7,7 @@ import numbers
 import numpy as np
 from scipy.sparse import issparse
 from sklearn.base import clone, is_classifier, is_regressor
-from sklearn.gaussian_process.kernels import Kernel, WhiteKernel
+from sklearn.gaussian_process.kernels import WhiteKernel
 from sklearn.metrics import get_scorer_names
 from sklearn.model_selection._search import BaseSearchCV
 from sklearn.pipeline import Pipeline
@@ -15,9 +15,11 @@ from sklearn.utils import get_tags
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_array, check_is_fitted
 
-from ._regressor import _kind_names
+from ._candidates import FAILED, NUMERICAL_FAILURES, CandidateRecord
+from ._estimator_base import GRAMMAR_CONSTRAINTS, base_kernel_names
+from ._search import StructureSearch
 from .criteria import Criterion, criterion_names, get_criterion
-from .grammar import Grammar, get_grammar
+from .grammar import Grammar, default_base_kernels, default_grammar, get_grammar
 from .kernels import DataSummary, from_kernel, inherit_values, to_kernel
 
 __all__ = ["KernelSearchCV"]
@@ -132,11 +134,10 @@ class KernelSearchCV(BaseSearchCV):
             None,
         ],
         "kernels": [list, tuple, None],
-        "base_kernels": ["array-like", str, Kernel, None],
-        "grammar": [StrOptions({"compositional", "cks", "sum_of_products", "sop"}), Grammar, None],
+        **GRAMMAR_CONSTRAINTS,
+        "base_kernels": [*GRAMMAR_CONSTRAINTS["base_kernels"], None],
+        "grammar": [*GRAMMAR_CONSTRAINTS["grammar"], None],
         "max_depth": [Interval(numbers.Integral, 1, None, closed="left")],
-        "search": [StrOptions({"greedy", "beam"})],
-        "beam_width": [Interval(numbers.Integral, 1, None, closed="left")],
         "add_noise": ["boolean"],
         "kernel_param": [str],
     }
@@ -311,32 +312,36 @@ class KernelSearchCV(BaseSearchCV):
             if not isinstance(self.refit, str):
                 raise ValueError("A grammar search with several metrics needs refit=<metric name> to steer it.")
             key = f"mean_test_{self.refit}"
-        frontier = list(grammar.initial(n_features))
-        seen = set()
-        best = -np.inf
-        for depth in range(1, self.max_depth + 1):
-            level = [e for e in dict.fromkeys(frontier) if e not in seen]
-            seen.update(level)
-            if not level:
-                break
-            kernels = [self._candidate_kernel(e, summary, regression) for e in level]
+        kernels = {}
+
+        def evaluate(candidates, deadline):
+            level = [c.structure for c in candidates]
+            for expr in level:
+                kernels[expr] = self._candidate_kernel(expr, summary, regression)
             results = evaluate_candidates(
-                [{self.kernel_param: k} for k in kernels],
-                more_results={"structure": [str(e) for e in level], "depth": [depth] * len(level)},
+                [{self.kernel_param: kernels[e]} for e in level],
+                more_results={"structure": [str(e) for e in level], "depth": [c.depth for c in candidates]},
             )
             scores = np.asarray(results[key][-len(level):], dtype=float)
-            scores = np.where(np.isfinite(scores), scores, -np.inf)
-            order = np.argsort(-scores, kind="stable")
-            if not scores[order[0]] > best or depth == self.max_depth:
-                break
-            best = scores[order[0]]
-            width = 1 if self.search == "greedy" else self.beam_width
-            frontier = []
-            for i in order[:width]:
-                if not np.isfinite(scores[i]):
-                    continue
-                parent = self._refitted_structure(kernels[i], X, y, params, level[i], n_features)
-                frontier += grammar.expand(parent, n_features)
+            for expr, score in zip(level, scores):
+                record = CandidateRecord(expr, criterion=float(score))
+                if not np.isfinite(score):
+                    record.fail(FAILED, f"score {score}")
+                yield record
+
+        def expand(record):
+            # a level's best is refitted on all the data, so that its children start from its fitted values
+            parent = self._refitted_structure(kernels[record.structure], X, y, params, record.structure, n_features)
+            return grammar.expand(parent, n_features)
+
+        StructureSearch(
+            evaluate,
+            expand,
+            initial=grammar.initial(n_features),
+            max_depth=self.max_depth,
+            beam_width=1 if self.search == "greedy" else self.beam_width,
+            require_success=False,
+        ).run()
 
     def _candidate_kernel(self, expr, summary, regression):
         kernel = to_kernel(expr, summary=summary)
@@ -350,8 +355,11 @@ class KernelSearchCV(BaseSearchCV):
         model = clone(self.estimator).set_params(**{self.kernel_param: kernel})
         try:
             model.fit(X, y, **params)
+        except NUMERICAL_FAILURES:
+            return expr
+        try:
             fitted = from_kernel(self._fitted_kernel(model), n_features=n_features)
-        except (ValueError, np.linalg.LinAlgError):
+        except ValueError:  # a fitted kernel without a counterpart in the grammar
             return expr
         # keep the searched structure's shape; take the fitted values where the base kernels match
         return inherit_values(expr, fitted)
@@ -377,11 +385,9 @@ class KernelSearchCV(BaseSearchCV):
     def _grammar(self, regression):
         if isinstance(self.grammar, Grammar):
             return self.grammar
-        name = self.grammar or ("compositional" if regression else "sum_of_products")
-        base = self.base_kernels
-        if base is None:
-            base = ("SE", "RQ", "PER", "LIN") if regression else ("SE",)
-        return get_grammar(name, base_kernels=_kind_names(base))
+        task = "regression" if regression else "classification"
+        base = default_base_kernels(task) if self.base_kernels is None else self.base_kernels
+        return get_grammar(self.grammar or default_grammar(task), base_kernels=base_kernel_names(base))
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -11,16 +11,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._candidates import DEGENERATE, CandidateFitter, CandidateRecord, single_threaded_blas
 from ._engine._classification import LAPLACE_FTOL, LaplaceObjective, LaplacePosterior
-from ._engine._likelihoods import OUTLIER_CLIP
-from ._engine._linalg import NumericalError
+from ._engine._likelihoods import OUTLIER_CLIP, Likelihood
 from ._engine._regression import optimize_hyperparameters, random_starts
-from ._search import (
-    REFINE_MARGIN, SCREEN_CANDIDATE_MAXITER, SCREEN_MAXITER, candidate_record, criterion_value, regression_start_hints,
-    single_threaded_blas,
-)
+from ._regression_fitter import REFINE_MARGIN, SCREEN_CANDIDATE_MAXITER, SCREEN_MAXITER, regression_start_hints
 from ._starts import StartHints, evaluate_starts, select_starts, start_pool
-from .kernels import from_kernel, to_kernel
+from .grammar import Expr
+from .kernels import to_kernel
 
 __all__ = ["LaplaceCandidateFitter"]
 
@@ -33,7 +31,7 @@ N_REFINE = 2
 
 
 @dataclass
-class LaplaceCandidateFitter:
+class LaplaceCandidateFitter(CandidateFitter):
     """Fits one candidate structure by the Laplace approximation.
 
     ``y`` holds labels in {−1, +1} for a binary likelihood, real targets on
@@ -43,26 +41,12 @@ class LaplaceCandidateFitter:
     and child is ``[mean, likelihood parameters]``.
     """
 
-    summary: object
-    criterion: object
-    likelihood: object
+    likelihood: Likelihood | None = None
     mean_init: float = 0.0
-    n_restarts: int = 2
-    maxiter: int = 200
-    max_optimize_samples: int | None = None
-    make_estimator: object = None
     #: Record white-noise optima as "degenerate" (see :func:`degenerate_reason`); off for a refit of one structure.
     reject_degenerate: bool = True
-    #: Scale of the regression targets (the log evidence of the original targets gets −n log y_std).
-    y_std: float = 1.0
 
-    def __call__(self, expr, X, y, seed, warm_state=None, hints=None):
-        return candidate_record(
-            lambda: self._fit(expr, X, y, seed, warm_state, hints), expr, seed,
-            expr.n_hyperparameters + 1 + self.likelihood.n_params,
-        )
-
-    def start_hints(self, parent, X, y, period_columns, change_columns=()):
+    def start_hints(self, parent: CandidateRecord | None, X, y, period_columns, change_columns=()) -> StartHints:
         """Classification: none (labels carry no usable spectrum). Regression: periods and change
         locations from the clipped targets (the parent has no Gaussian residuals to use)."""
         if self.likelihood.binary:
@@ -70,7 +54,7 @@ class LaplaceCandidateFitter:
         return regression_start_hints(None, X, np.clip(y, -OUTLIER_CLIP, OUTLIER_CLIP), self.summary, period_columns,
                                       change_columns)
 
-    def screen(self, expr, X, y, seed, warm_state=None, hints=None):
+    def screen(self, expr: Expr, X, y, seed: int, warm_state=None, hints=None) -> float:
         """A cheap score of the candidate, to rank the siblings of a large level.
 
         The Laplace log evidence on a stratified random subset of
@@ -98,7 +82,7 @@ class LaplaceCandidateFitter:
         """Sorted rows of a random subset: stratified by class for labels."""
         if self.likelihood.binary:
             return _stratified_subset(y, size, rng)
-        return np.sort(rng.choice(y.shape[0], size=min(size, y.shape[0]), replace=False))
+        return super()._subset(y, size, rng)
 
     def default_extra(self):
         return np.concatenate([[self.mean_init], self.likelihood.default_theta()])
@@ -119,72 +103,53 @@ class LaplaceCandidateFitter:
         ]
         return pool, thetas
 
-    def _fit(self, expr, X, y, seed, warm_state, hints):
-        rng = np.random.default_rng(seed)
-        n = X.shape[0]
-        kernel = to_kernel(expr, summary=self.summary)
-        X_opt, y_opt = X, y
-        if self.max_optimize_samples is not None and n > self.max_optimize_samples:
-            rows = self._subset(y, self.max_optimize_samples, rng)
-            X_opt, y_opt = X[rows], y[rows]
-        objective = LaplaceObjective(kernel, X_opt, y_opt, self.likelihood)
-        p = kernel.n_dims
-        extra = self.default_extra() if warm_state is None else np.asarray(warm_state, dtype=float)
+    # -- the steps of CandidateFitter ------------------------------------------------------
+    def _n_parameters(self, expr):
+        return expr.n_hyperparameters + 1 + self.likelihood.n_params
+
+    def _objectives(self, expr, kernel, X, y, rng):
+        objective = LaplaceObjective(kernel, X, y, self.likelihood)
         screen = None
-        n_opt = X_opt.shape[0]
         # the outlier rate of a robust likelihood is not identifiable on a small screen subset
-        if n_opt >= 2 * SCREEN_SIZE and self.likelihood.log_concave:
-            rows = self._subset(y_opt, SCREEN_SIZE, rng)
-            screen = LaplaceObjective(to_kernel(expr, summary=self.summary), X_opt[rows], y_opt[rows], self.likelihood)
+        if X.shape[0] >= 2 * SCREEN_SIZE and self.likelihood.log_concave:
+            rows = self._subset(y, SCREEN_SIZE, rng)
+            screen = LaplaceObjective(to_kernel(expr, summary=self.summary), X[rows], y[rows], self.likelihood)
+        return objective, screen
+
+    def _starts(self, expr, kernel, objective, screen, hints, warm_state, rng):
+        extra = self.default_extra() if warm_state is None else np.asarray(warm_state, dtype=float)
         # each start scored by one Laplace evaluation
         pool, thetas = self._start_thetas(expr, hints, extra)
         values = evaluate_starts(screen or objective, thetas)
         starts = [thetas[i] for i in select_starts(pool, values)]
         cold = to_kernel(expr.without_values(), summary=self.summary).theta
+        p = kernel.n_dims
         for theta in random_starts(kernel, cold, objective.bounds[:p], self.n_restarts, rng, with_noise=False):
             starts.append(np.concatenate([theta, [self.mean_init], self.likelihood.random_theta(rng)]))
-        theta, _, failures = optimize_hyperparameters(
-            objective, starts, self.maxiter, screen_objective=screen, screen_maxiter=SCREEN_MAXITER,
-            n_refine=N_REFINE, refine_margin=REFINE_MARGIN, ftol=LAPLACE_FTOL,
-        )
-        if theta is None:
-            raise NumericalError("; ".join(dict.fromkeys(failures)) or "no start could be optimised")
-        kernel.theta = theta[:p]
-        mean, lik_theta = float(theta[p]), theta[p + 1 :]
+        return starts
+
+    def _optimizer_options(self, screen):
+        return dict(screen_objective=screen, screen_maxiter=SCREEN_MAXITER, n_refine=N_REFINE,
+                    refine_margin=REFINE_MARGIN, ftol=LAPLACE_FTOL)
+
+    def _posterior(self, kernel, theta, X, y, objective, on_all_rows):
+        p = kernel.n_dims
         # on the optimisation data, start Newton at the mode the optimiser saw (the posterior of
         # a likelihood that is not log-concave can have several modes)
-        a0 = objective.mode_start(theta) if X_opt is X else None
-        posterior = LaplacePosterior(kernel, mean, self.likelihood, lik_theta, X, y, a0=a0)
-        # log p(y) of the original targets: the normalisation's Jacobian is -n log(y_std)
-        lml = posterior.log_marginal_likelihood - n * math.log(self.y_std)
-        fitted = from_kernel(kernel, n_features=X.shape[1])
-        k = theta.size
-        if getattr(self.criterion, "evidence_only", False):
-            score = self.criterion.from_evidence(lml, k, n, fitted)
-        else:
-            view = self.make_estimator(fitted, kernel, mean, lik_theta, posterior, lml, k)
-            # regression criteria get the training arrays as the user gave them
-            data = (X, y) if self.likelihood.binary else (view.X_train_, view.y_train_)
-            score = criterion_value(self.criterion, view, *data)
-        record = {
-            "structure": fitted,
-            "theta": theta,
-            "noise_variance": None,
-            "warm_state": theta[p:].copy(),
-            # the Newton start that reproduces this mode when the model is rebuilt
-            "latent_start": posterior.mode.a,
-            "log_marginal_likelihood": lml,
-            "criterion": score,
-            "n_hyperparameters": k,
-            "n_evaluations": objective.n_evaluations,
-        }
-        if not np.isfinite(score):
-            record.update(status="failed", message=f"criterion value {score}", criterion=-np.inf)
-        elif self.reject_degenerate:
-            reason = degenerate_reason(fitted, X, self.summary)
+        a0 = objective.mode_start(theta) if on_all_rows else None
+        posterior = LaplacePosterior(kernel, float(theta[p]), self.likelihood, theta[p + 1 :], X, y, a0=a0)
+        # latent_start: the Newton start that reproduces this mode when the model is rebuilt
+        return posterior, {"warm_state": theta[p:].copy(), "latent_start": posterior.mode.a}
+
+    def _criterion_data(self, view, X, y):
+        # binary problems are scored on their {−1, +1} labels; regression on the targets as the user gave them
+        return (X, y) if self.likelihood.binary else super()._criterion_data(view, X, y)
+
+    def _check_fitted(self, record, X):
+        if self.reject_degenerate:
+            reason = degenerate_reason(record.structure, X, self.summary)
             if reason is not None:
-                record.update(status="degenerate", criterion=-np.inf, message=reason)
-        return record
+                record.fail(DEGENERATE, reason)
 
 
 def degenerate_reason(expr, X, summary):

@@ -8,7 +8,7 @@ import warnings
 
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin, clone
-from sklearn.gaussian_process.kernels import Kernel, WhiteKernel
+from sklearn.gaussian_process.kernels import WhiteKernel
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
@@ -17,12 +17,14 @@ from ._engine._classification import LaplaceObjective, LaplacePosterior
 from ._engine._likelihoods import OUTLIER_CLIP, StudentT
 from ._engine._linalg import NumericalError
 from ._engine._regression import GPPosterior, RegressionObjective
+from ._candidates import CandidateRecord, single_threaded_blas
+from ._estimator_base import StructureSearchMixin
 from ._laplace_fitter import LaplaceCandidateFitter
-from ._search import RegressionCandidateFitter, averaged_records, run_search, single_threaded_blas
+from ._regression_fitter import RegressionCandidateFitter
+from ._search import averaged_records
 from .criteria import get_criterion
-from .grammar import Grammar, get_grammar, get_kind
-from .inspection import decompose, describe
-from .kernels import DataSummary, from_kernel, to_kernel
+from .inspection import RegressionView, decompose, describe
+from .kernels import DataSummary, to_kernel
 
 __all__ = ["CompositionalGPRegressor", "OutlierWarning"]
 
@@ -39,32 +41,7 @@ class OutlierWarning(UserWarning):
     """The chosen Gaussian model has training points far outside its noise (see ``likelihood``)."""
 
 
-def _kind_names(base_kernels):
-    """Catalogue names from names or scikit-learn kernel instances."""
-    if isinstance(base_kernels, (str, Kernel)):
-        base_kernels = [base_kernels]
-    names = []
-    for item in base_kernels:
-        if isinstance(item, str):
-            names.append(get_kind(item).name)
-        elif isinstance(item, Kernel):
-            expr = from_kernel(item, n_features=1)
-            if len(expr.leaves) != 1:
-                raise ValueError(
-                    f"The kernel {item!r} corresponds to {expr}, not to one base kernel; "
-                    "list the base kernels by name instead."
-                )
-            names.append(expr.leaves[0].name)
-        else:
-            raise ValueError(
-                f"base_kernels entries must be kernel names or scikit-learn kernels, got {item!r}."
-            )
-    if not names:
-        raise ValueError("base_kernels is empty.")
-    return tuple(dict.fromkeys(names))
-
-
-class CompositionalGPRegressor(RegressorMixin, BaseEstimator):
+class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimator):
     """Gaussian-process regression with a searched kernel structure.
 
     ``fit`` searches sums and products of base kernels over a grammar, fits
@@ -237,24 +214,13 @@ class CompositionalGPRegressor(RegressorMixin, BaseEstimator):
     (2,)
     """
 
+    _task = "regression"
+
     _parameter_constraints = {
-        "base_kernels": ["array-like", str, Kernel],
-        "grammar": [StrOptions({"compositional", "cks", "sum_of_products", "sop"}), Grammar],
-        "criterion": [str, callable],
+        **StructureSearchMixin._shared_parameter_constraints,
         "max_depth": [Interval(numbers.Integral, 1, None, closed="left"), None],
-        "max_fits_per_depth": [Interval(numbers.Integral, 1, None, closed="left"), None],
-        "search": [StrOptions({"greedy", "beam"})],
-        "beam_width": [Interval(numbers.Integral, 1, None, closed="left")],
         "objective": [StrOptions({"lml", "map", "loo"})],
-        "n_restarts": [Interval(numbers.Integral, 0, None, closed="left")],
         "normalize_y": ["boolean"],
-        "max_optimize_samples": [Interval(numbers.Integral, 2, None, closed="left"), None],
-        "max_candidates": [Interval(numbers.Integral, 1, None, closed="left"), None],
-        "time_budget": [Interval(numbers.Real, 0, None, closed="neither"), None],
-        "n_jobs": [numbers.Integral, None],
-        "random_state": ["random_state"],
-        "verbose": ["verbose"],
-        "model_averaging": [Interval(numbers.Integral, 1, None, closed="left"), None],
         "likelihood": [StrOptions({"gaussian", "student_t"})],
         "degrees_of_freedom": [Interval(numbers.Real, 0, None, closed="neither"), None],
     }
@@ -319,12 +285,9 @@ class CompositionalGPRegressor(RegressorMixin, BaseEstimator):
         X, y = validate_data(self, X, y, y_numeric=True, ensure_min_samples=2, dtype=np.float64)
         # the model keeps the training data: never share the caller's arrays
         X, y = X.copy(), y.copy()
-        if self.n_jobs == 0:
-            raise ValueError("n_jobs == 0 has no meaning; use None or 1 for sequential fits, -1 for all cores.")
+        self._check_n_jobs()
         grammar = self._grammar()
-        criterion = get_criterion(self.criterion)
-        if not getattr(criterion, "regression", True):
-            raise ValueError(f"The criterion {self.criterion!r} applies to classifiers only.")
+        criterion = self._criterion()
         if self._robust:
             if not (callable(self.criterion) or getattr(criterion, "evidence_only", False)):
                 raise ValueError(
@@ -335,25 +298,10 @@ class CompositionalGPRegressor(RegressorMixin, BaseEstimator):
                 raise ValueError(f"objective={self.objective!r} needs the Gaussian likelihood; "
                                  "with likelihood='student_t' use objective='lml'.")
         y_fit, y_mean, y_std, summary, fitter = self._fitting_setup(X, y, criterion)
-        base_seed = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
+        base_seed = self._base_seed()
         self._fit_setup = (X, y, y_mean, y_std)
         try:
-            result = run_search(
-                fitter,
-                X,
-                y_fit,
-                grammar,
-                max_depth=self.max_depth,
-                beam_width=1 if self.search == "greedy" else self.beam_width,
-                n_jobs=self.n_jobs,
-                base_seed=base_seed,
-                verbose=self.verbose,
-                max_candidates=self.max_candidates,
-                time_budget=self.time_budget,
-                criterion_name=getattr(criterion, "name", None) or "criterion",
-                feature_names=getattr(self, "feature_names_in_", None),
-                max_fits_per_depth=self.max_fits_per_depth,
-            )
+            result = self._search(fitter, X, y_fit, grammar, criterion, base_seed)
         finally:
             del self._fit_setup
         best = result.best
@@ -361,8 +309,8 @@ class CompositionalGPRegressor(RegressorMixin, BaseEstimator):
         self._average(result, summary, X, y_fit)
         if not self._robust:
             self._warn_about_outliers()
-        self.best_score_ = best["criterion"]
-        self.search_results_ = _results_table(result.records)
+        self.best_score_ = best.criterion
+        self.search_results_ = result.table()
         self.search_path_ = result.levels
         self.search_stop_reason_ = result.stop_reason
         return self
@@ -388,7 +336,7 @@ class CompositionalGPRegressor(RegressorMixin, BaseEstimator):
                 likelihood=StudentT(self.degrees_of_freedom),
                 n_restarts=self.n_restarts,
                 max_optimize_samples=self.max_optimize_samples,
-                make_estimator=self._laplace_candidate_view,
+                make_estimator=self._candidate_view,
                 # white-noise latent terms are a legitimate regression model (as with Gaussian noise)
                 reject_degenerate=False,
                 y_std=y_std,
@@ -400,7 +348,6 @@ class CompositionalGPRegressor(RegressorMixin, BaseEstimator):
             noise_bounds=self._noise_bounds,
             n_restarts=self.n_restarts,
             max_optimize_samples=self.max_optimize_samples,
-            y_mean=y_mean,
             y_std=y_std,
             make_estimator=self._candidate_view,
             objective=self.objective,
@@ -418,8 +365,8 @@ class CompositionalGPRegressor(RegressorMixin, BaseEstimator):
         model = self._unfitted_copy()
         y_fit, y_mean, y_std, summary, fitter = model._fitting_setup(X, y, get_criterion("lml"))
         record = fitter(self.structure_, X, y_fit, seed)
-        if record["status"] != "ok":
-            raise ValueError(f"Refitting {self.structure_} failed: {record['message']}")
+        if not record.ok:
+            raise NumericalError(f"Refitting {self.structure_} failed: {record.message}")
         model._adopt(record, summary, X.copy(), y.copy(), y_fit, y_mean, y_std)
         return model
 
@@ -431,33 +378,30 @@ class CompositionalGPRegressor(RegressorMixin, BaseEstimator):
             model.feature_names_in_ = self.feature_names_in_
         return model
 
-    def _adopt(self, record, summary, X, y, y_fit, y_mean, y_std):
+    def _adopt(self, record: CandidateRecord, summary, X, y, y_fit, y_mean, y_std):
         """Become the model of a candidate record: posterior on all the training data."""
         kernel, posterior = self._record_posterior(record, summary, X, y_fit)
-        if self._robust:
-            self._set_fitted_laplace(record["structure"], kernel, posterior, X, y, y_mean, y_std)
-        else:
-            self._set_fitted(record["structure"], kernel, record["noise_variance"], posterior, X, y, y_mean, y_std)
-        self.log_marginal_likelihood_value_ = record["log_marginal_likelihood"]
-        self.n_hyperparameters_ = record["n_hyperparameters"]
+        self._set_fitted(record.structure, kernel, posterior, X, y, y_mean, y_std)
+        self.log_marginal_likelihood_value_ = record.log_marginal_likelihood
+        self.n_hyperparameters_ = record.n_hyperparameters
 
     def _record_posterior(self, record, summary, X, y_fit):
         """(kernel, posterior on (X, y_fit)) of a fitted candidate record."""
-        kernel = to_kernel(record["structure"], summary=summary)
+        kernel = to_kernel(record.structure, summary=summary)
         with single_threaded_blas():
             if not self._robust:
-                return kernel, GPPosterior(kernel, record["noise_variance"], X, y_fit)
+                return kernel, GPPosterior(kernel, record.noise_variance, X, y_fit)
             p = kernel.n_dims
-            theta = record["theta"]
+            theta = record.theta
             # the Newton start of the mode the criterion scored (Student-t posteriors can have several)
             posterior = LaplacePosterior(kernel, float(theta[p]), StudentT(self.degrees_of_freedom), theta[p + 1 :],
-                                         X, y_fit, a0=record.get("latent_start"))
+                                         X, y_fit, a0=record.latent_start)
         return kernel, posterior
 
     def _average(self, result, summary, X, y_fit):
         """The mixture of the ``model_averaging`` best structures (see the class docstring)."""
         chosen, self.model_weights_ = averaged_records(result, self.model_averaging)
-        self.averaged_structures_ = [r["structure"] for r in chosen]
+        self.averaged_structures_ = [r.structure for r in chosen]
         self._mixture = [self._posterior]
         for record in chosen[1:]:
             self._mixture.append(self._record_posterior(record, summary, X, y_fit)[1])
@@ -490,61 +434,62 @@ class CompositionalGPRegressor(RegressorMixin, BaseEstimator):
                 stacklevel=3,
             )
 
-    def _grammar(self):
-        if isinstance(self.grammar, Grammar):
-            if _kind_names(self.base_kernels) != ("SE", "RQ", "PER", "LIN"):
-                warnings.warn(
-                    "base_kernels is ignored when grammar is a Grammar instance; set the grammar's "
-                    "own base_kernels instead.",
-                    UserWarning,
-                )
-            return self.grammar
-        return get_grammar(self.grammar, base_kernels=_kind_names(self.base_kernels))
-
-    def _set_fitted(self, structure, kernel, noise, posterior, X, y, y_mean, y_std):
+    def _set_fitted(self, structure, kernel, posterior, X, y, y_mean, y_std):
+        """Fitted attributes from a posterior on the training data (Gaussian or Student-t noise)."""
         self.structure_ = structure
         self._kernel_no_noise = kernel
-        # kernel_.theta is then the full vector [kernel.theta, log noise] of log_marginal_likelihood
-        self.kernel_ = kernel + WhiteKernel(noise, noise_level_bounds=self._noise_bounds)
-        self.noise_variance_ = noise * y_std**2
         self._posterior = posterior
         self._y_train_mean, self._y_train_std = y_mean, y_std
         self.X_train_, self.y_train_ = X, y
-        self.alpha_, self.L_ = posterior.alpha, posterior.L
-        self.latent_mean_ = 0.0
-
-    def _set_fitted_laplace(self, structure, kernel, posterior, X, y, y_mean, y_std):
+        if isinstance(posterior, GPPosterior):
+            noise = posterior.noise_variance
+            # kernel_.theta is then the full vector [kernel.theta, log noise] of log_marginal_likelihood
+            self.kernel_ = kernel + WhiteKernel(noise, noise_level_bounds=self._noise_bounds)
+            self.noise_variance_ = noise * y_std**2
+            self.alpha_, self.L_ = posterior.alpha, posterior.L
+            self.latent_mean_ = 0.0
+            return
         sigma, nu = posterior.likelihood.scale_and_dof(posterior.lik_theta)
-        self.structure_ = structure
-        self._kernel_no_noise = kernel
         self.kernel_ = kernel
         self.noise_variance_ = posterior.likelihood.noise_variance(posterior.lik_theta) * y_std**2
         self.noise_scale_ = sigma * y_std
         self.degrees_of_freedom_ = nu
         self.latent_mean_ = posterior.mean * y_std + y_mean
-        self._posterior = posterior
-        self._y_train_mean, self._y_train_std = y_mean, y_std
-        self.X_train_, self.y_train_ = X, y
         self.alpha_, self.L_ = posterior.alpha, None
 
-    def _laplace_candidate_view(self, structure, kernel, mean, lik_theta, posterior, lml, k):
-        """A fitted estimator for one Student-t candidate (what callable criteria receive)."""
-        return self._view(lml, k, lambda view, *data: view._set_fitted_laplace(structure, kernel, posterior, *data))
+    def _candidate_view(self, structure, kernel, posterior, fields, lml, k):
+        """A fitted estimator for one candidate (what callable criteria receive).
 
-    def _candidate_view(self, structure, kernel, noise, posterior, lml, k):
-        """A fitted estimator for one candidate (what callable criteria receive)."""
-        return self._view(lml, k, lambda view, *data: view._set_fitted(structure, kernel, noise, posterior, *data))
-
-    def _view(self, lml, k, set_fitted):
-        """A copy fitted by ``set_fitted(view, X, y, y_mean, y_std)`` on the training data of the running fit."""
+        A copy fitted on the training data of the running fit.
+        """
         X, y, y_mean, y_std = self._fit_setup
         view = self._unfitted_copy()
         view._noise_bounds = self._noise_bounds
         view._summary = self._summary
-        set_fitted(view, X, y, y_mean, y_std)
+        view._set_fitted(structure, kernel, posterior, X, y, y_mean, y_std)
         view.log_marginal_likelihood_value_ = lml
         view.n_hyperparameters_ = k
         return view
+
+    def _explanation_view(self) -> RegressionView:
+        """What :mod:`skgpsearch.inspection` reads from this model (see :class:`~skgpsearch.inspection.RegressionView`)."""
+        check_is_fitted(self)
+        robust = self._robust
+        y_var = float(np.var(self.y_train_))
+        if robust:
+            # Student-t noise: shares of the variance of the targets without their gross outliers
+            z = self._normalised(self.y_train_)
+            y_var = float(np.var(z[np.abs(z) <= OUTLIER_CLIP])) * self._y_train_std**2
+        return RegressionView(
+            kernel=self._kernel_no_noise,
+            posterior=self._posterior,
+            X_train=self.X_train_,
+            y_train=self.y_train_,
+            y_mean=float(self._y_train_mean),
+            y_std=float(self._y_train_std),
+            noise_variance=float(self.noise_variance_),
+            target_variance=y_var,
+        )
 
     # -- prediction ---------------------------------------------------------------
     def predict(self, X, return_std=False, return_cov=False):
@@ -733,14 +678,3 @@ def _mixture_moments(posteriors, weights, X, return_std, return_cov):
         return mean, cov
     variance = weights @ (np.asarray(spreads) ** 2 + (means - mean) ** 2)
     return mean, np.sqrt(variance)
-
-
-def _results_table(records):
-    keys = ("structure", "depth", "parent", "criterion", "log_marginal_likelihood",
-            "n_hyperparameters", "fit_time", "status", "message")
-    table = {key: [] for key in keys}
-    for record in records:
-        for key in keys:
-            value = record.get(key)
-            table[key].append(str(value) if key == "structure" else value)
-    return table

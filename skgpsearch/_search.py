@@ -1,17 +1,22 @@
-"""Greedy and beam search over a kernel grammar: cache, warm starts, joblib parallelism.
+"""The structure search: one greedy/beam loop over a grammar, driven by an ``evaluate`` callback.
 
-Workers receive a structure (carrying its parent's fitted values for the
-warm start) and return a small record -- the fitted structure, hyperparameters,
-scores, timing, status -- never a fitted model.
+:class:`StructureSearch` knows nothing about how a candidate is fitted: it
+expands and deduplicates structures, asks for start hints per parent,
+applies the budgets (screening, candidate count, time), hands the level to
+``evaluate`` and ranks the records it gets back, reports progress, and
+decides when to stop. The estimators evaluate candidates with a
+:class:`~skgpsearch._candidates.CandidateFitter` in joblib workers
+(:class:`ParallelCandidateFits`); :class:`~skgpsearch.KernelSearchCV`
+evaluates them with scikit-learn's ``evaluate_candidates``.
 """
 
 from __future__ import annotations
 
+import contextvars
 import math
-import threading
 import time
 import warnings
-import zlib
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
@@ -19,313 +24,89 @@ import numpy as np
 from joblib import effective_n_jobs
 from sklearn.utils.parallel import Parallel, delayed
 
-from ._engine._linalg import NumericalError
-from ._engine._periodogram import period_candidates
-from ._engine._regression import (
-    SCREEN_FTOL,
-    GPPosterior,
-    RegressionObjective,
-    optimize_hyperparameters,
-    random_starts,
-)
-from ._starts import StartHints, change_locations, profile_starts, select_raw_and_profiled, start_pool
-from .criteria import HyperPrior
-from .kernels import default_hyperparameters, from_kernel, to_kernel
+from ._candidates import OK, SCREENED_OUT, CandidateRecord, candidate_seed
+from .grammar import Expr, Grammar
 
-__all__ = ["RegressionCandidateFitter", "SearchResult", "run_search"]
+__all__ = [
+    "Candidate",
+    "LevelReport",
+    "ParallelCandidateFits",
+    "SearchResult",
+    "StructureSearch",
+    "automatic_depth",
+    "averaged_records",
+    "print_progress",
+    "run_search",
+    "search_progress",
+]
 
-#: Status of candidates that a cheap screen kept from a full fit (see run_search's max_fits_per_depth).
-SCREENED_OUT = "screened out"
 #: Largest depth limit of a search without max_depth (see automatic_depth).
 MAX_SEARCH_DEPTH = 10
-#: Rows and L-BFGS iterations of the cheap screen of candidates.
-SCREEN_CANDIDATE_ROWS = 250
-SCREEN_CANDIDATE_MAXITER = 10
-#: Successive halving of a candidate's starts from MIN_SUBSET_SCREEN rows on: SCREEN_MAXITER
-#: iterations each on a random SCREEN_SIZE-row subset. Below, every selected start is optimised
-#: to convergence: measured by benchmarks/fit_quality.py, halving on all the data for 15
-#: iterations lost > 0.1 nats on 19 of 88 pairs (up to 187), and a random half of small data
-#: halves the sampling density, which can hide a cycle near the Nyquist period.
-SCREEN_SIZE = 400
-MIN_SUBSET_SCREEN = 1000
-SCREEN_MAXITER = 30
-#: Starts optimised on all the data after screening: the best, and the runner-up when its
-#: screened value is within REFINE_MARGIN nats (validated in benchmarks/fit_quality.py).
-N_REFINE = 2
-REFINE_MARGIN = 2.0
-
-_BLAS_LOCK = threading.Lock()
-_BLAS_STATE = {"controller": None, "limiter": None, "depth": 0}
-
-
-@contextmanager
-def single_threaded_blas():
-    """Limit BLAS to one thread while any candidate of this process is being fitted.
-
-    Candidates are the unit of parallelism: several BLAS threads per worker
-    oversubscribe the cores (OpenBLAS threads spinning on a busy core are
-    orders of magnitude slower), and results would depend on n_jobs through
-    the summation order of threaded BLAS. The limit is process-wide, so
-    nested and concurrent (thread-backend) entries share one reference count.
-    """
-    with _BLAS_LOCK:
-        if _BLAS_STATE["depth"] == 0:
-            if _BLAS_STATE["controller"] is None:
-                from threadpoolctl import ThreadpoolController
-
-                _BLAS_STATE["controller"] = ThreadpoolController()
-            _BLAS_STATE["limiter"] = _BLAS_STATE["controller"].limit(limits=1, user_api="blas")
-        _BLAS_STATE["depth"] += 1
-    try:
-        yield
-    finally:
-        with _BLAS_LOCK:
-            _BLAS_STATE["depth"] -= 1
-            if _BLAS_STATE["depth"] == 0:
-                _BLAS_STATE["limiter"].restore_original_limits()
-                _BLAS_STATE["limiter"] = None
-
-
-def criterion_value(criterion, estimator, X, y):
-    """``float(criterion(estimator, X, y))``.
-
-    A numerical failure (:class:`NumericalError`, ``LinAlgError``) fails the
-    candidate; any other exception -- an error in a user's criterion, a bug in
-    ours -- propagates with its own type and message, plus a note saying which
-    criterion raised it: it would fail every candidate alike and hide behind
-    "every candidate structure failed to fit".
-    """
-    try:
-        return float(criterion(estimator, X, y))
-    except (NumericalError, np.linalg.LinAlgError):
-        raise
-    except Exception as exc:
-        try:
-            exc._raised_by_criterion = True  # so that candidate_record does not take it for a numerical failure
-        except AttributeError:  # an exception class with __slots__
-            pass
-        if hasattr(exc, "add_note"):  # Python >= 3.11
-            name = getattr(criterion, "name", None) or getattr(criterion, "__name__", None) or type(criterion).__name__
-            exc.add_note(f"(raised by the criterion {name} while scoring a candidate structure)")
-        raise
-
-
-#: What a candidate's fit may raise and still be a failed candidate rather than an error:
-#: numerical failures (a singular or non-finite matrix; an overflow, underflow to zero or
-#: division by zero on data of extreme scale), never an exception raised by a criterion.
-NUMERICAL_FAILURES = (ArithmeticError, np.linalg.LinAlgError)
-
-
-def candidate_record(fit, expr, seed, n_hyperparameters):
-    """The record of one candidate: ``fit()``'s fields, or a failed record if it raised numerically.
-
-    A numerical failure of one candidate (``NUMERICAL_FAILURES``) is recorded
-    (status, message) and never aborts the search; other exceptions propagate.
-    Failed records carry -inf criterion and likelihood so that ranking ignores
-    them.
-    """
-    start = time.perf_counter()
-    record = {"structure": expr, "seed": seed, "status": "ok", "message": ""}
-    try:
-        with single_threaded_blas():
-            record.update(fit())
-    except NUMERICAL_FAILURES as exc:
-        if getattr(exc, "_raised_by_criterion", False):
-            raise
-        record.update(status="failed", message=f"{type(exc).__name__}: {exc}")
-    if record["status"] != "ok":
-        record["criterion"] = -np.inf
-        for key, default in (
-            ("log_marginal_likelihood", -np.inf),
-            ("theta", None),
-            ("noise_variance", None),
-            ("warm_state", None),
-            ("n_hyperparameters", n_hyperparameters),
-        ):
-            record.setdefault(key, default)
-    record["fit_time"] = time.perf_counter() - start
-    return record
-
-
-def candidate_seed(base_seed, expr):
-    """Seed of one candidate: a function of the search seed and the structure only."""
-    return (base_seed + zlib.crc32(str(expr).encode())) % (2**32)
+#: Averaged models below this fraction of the best one's weight are dropped.
+MIN_AVERAGING_WEIGHT = 1e-6
+#: The columns of ``search_results_``, in order.
+RESULT_COLUMNS = ("structure", "depth", "parent", "criterion", "log_marginal_likelihood",
+                  "n_hyperparameters", "fit_time", "status", "message")
 
 
 @dataclass
-class RegressionCandidateFitter:
-    """Fits one candidate structure for exact GP regression (picklable, runs in workers).
+class Candidate:
+    """A structure to evaluate, with the parent it was expanded from."""
 
-    ``y`` passed to :meth:`__call__` is on the fitting scale (normalised when
-    the estimator normalises); ``y_mean``/``y_std`` map it back for criteria
-    and for the log marginal likelihood of the original targets.
+    structure: Expr
+    parent_index: int | None = None
+    parent: CandidateRecord | None = None
+    hints: object = None
+    depth: int = 1
 
-    Starts: the pool of :func:`skgpsearch._starts.start_pool` is scored by one
-    likelihood evaluation per start (on the screening subset when there is
-    one), as it is and rescaled to its best overall amplitude; the nested
-    start, the best warm and cold starts of both rankings, the cold starts at
-    the top candidate periods and ``n_restarts`` random starts are optimised
-    to convergence (:func:`skgpsearch._starts.select_raw_and_profiled`).
-    From ``MIN_SUBSET_SCREEN`` rows on, with ``screen_starts`` (the default),
-    this is successive halving:
-    every start runs ``SCREEN_MAXITER`` L-BFGS iterations on a random
-    ``SCREEN_SIZE``-row subset, and only the best -- with the runner-up when
-    within ``REFINE_MARGIN`` nats -- are optimised on all the data.
+
+@dataclass
+class LevelReport:
+    """What the progress callback receives after each depth.
+
+    ``elapsed`` counts seconds since the search started; ``criterion_name``
+    and ``feature_names`` are for display.
     """
 
-    summary: object
-    criterion: object
-    noise_bounds: tuple
-    n_restarts: int = 2
-    maxiter: int = 200
-    max_optimize_samples: int | None = None
-    y_mean: float = 0.0
-    y_std: float = 1.0
-    make_estimator: object = None
-    objective: str = "lml"
-    prior: object = None
-    screen_starts: bool = True
-
-    def default_noise(self):
-        return 0.1 * self.summary.target_variance
-
-    def __call__(self, expr, X, y, seed, noise_init=None, hints=None):
-        return candidate_record(
-            lambda: self._fit(expr, X, y, seed, noise_init, hints), expr, seed, expr.n_hyperparameters + 1
-        )
-
-    def start_hints(self, parent, X, y, period_columns, change_columns=()):
-        """:class:`StartHints` from a fitted parent's record (``None``: the data itself)."""
-        return regression_start_hints(parent, X, y, self.summary, period_columns, change_columns)
-
-    def screen(self, expr, X, y, seed, noise_init=None, hints=None):
-        """A cheap score of the candidate, to rank the siblings of a large level.
-
-        The log likelihood on a random subset of ``SCREEN_CANDIDATE_ROWS`` rows
-        after ``SCREEN_CANDIDATE_MAXITER`` L-BFGS iterations from the two best
-        starts of the pool, minus the BIC penalty ½ k log(rows); ``-inf`` when
-        no start is positive definite.
-        """
-        rng = np.random.default_rng(seed)
-        n = X.shape[0]
-        rows = np.sort(rng.choice(n, size=min(n, SCREEN_CANDIDATE_ROWS), replace=False))
-        noise_init = self.default_noise() if noise_init is None else noise_init
-        with single_threaded_blas():
-            objective = RegressionObjective(to_kernel(expr, summary=self.summary), X[rows], y[rows], self.noise_bounds)
-            thetas = self._pool_thetas(start_pool(expr, self.summary, hints), noise_init)
-            _, values, thetas = profile_starts(objective, thetas)
-            best = sorted(range(len(thetas)), key=lambda i: -values[i])[:2]
-            _, value, _ = optimize_hyperparameters(
-                objective, [thetas[i] for i in best if np.isfinite(values[i])], SCREEN_CANDIDATE_MAXITER, ftol=SCREEN_FTOL
-            )
-        return float(value - 0.5 * objective.n_dims * math.log(rows.size))
-
-    def _pool_thetas(self, pool, noise_init):
-        """Parameter vectors [kernel theta, log noise] of the pool's starts."""
-        thetas = []
-        for start in pool:
-            noise = self.default_noise() if start.kind == "cold" else noise_init
-            log_noise = math.log(noise * start.noise_factor)
-            thetas.append(np.append(to_kernel(start.expr, summary=self.summary).theta, log_noise))
-        return thetas
-
-    def _fit(self, expr, X, y, seed, noise_init, hints):
-        rng = np.random.default_rng(seed)
-        n = X.shape[0]
-        kernel = to_kernel(expr, summary=self.summary)
-        X_opt, y_opt = X, y
-        if self.max_optimize_samples is not None and n > self.max_optimize_samples:
-            rows = np.sort(rng.choice(n, size=self.max_optimize_samples, replace=False))
-            X_opt, y_opt = X[rows], y[rows]
-        if hints is None:
-            # a structure fitted on its own: periods from the data themselves
-            columns = sorted({leaf.columns[0] for leaf in expr.leaves if leaf.kind.periodic})
-            hints = self.start_hints(None, X, y, columns, sorted({node.column for node in expr.changes}))
-        noise_init = self.default_noise() if noise_init is None else noise_init
-        kind = "loo" if self.objective == "loo" else "lml"
-        prior = None
-        if self.objective == "map":
-            prior = (self.prior or HyperPrior()).moments(expr, self.summary)
-        objective = RegressionObjective(kernel, X_opt, y_opt, self.noise_bounds, kind=kind, prior=prior)
-        screen = None
-        n_opt = X_opt.shape[0]
-        if n_opt >= MIN_SUBSET_SCREEN:
-            rows = np.sort(rng.choice(n_opt, size=SCREEN_SIZE, replace=False))
-            screen = RegressionObjective(
-                to_kernel(expr, summary=self.summary), X_opt[rows], y_opt[rows], self.noise_bounds, kind=kind, prior=prior
-            )
-        pool = start_pool(expr, self.summary, hints)
-        thetas = self._pool_thetas(pool, noise_init)
-        values, profiled_values, profiled_thetas = profile_starts(screen or objective, thetas)
-        starts = select_raw_and_profiled(pool, thetas, values, profiled_thetas, profiled_values)
-        cold = np.append(to_kernel(expr.without_values(), summary=self.summary).theta, math.log(self.default_noise()))
-        starts += random_starts(kernel, cold, objective.bounds, self.n_restarts, rng)
-        theta, _, failures = optimize_hyperparameters(
-            objective, starts, self.maxiter,
-            screen_objective=screen if self.screen_starts else None,
-            screen_maxiter=SCREEN_MAXITER if self.screen_starts and screen is not None else None,
-            n_refine=N_REFINE, refine_margin=REFINE_MARGIN,
-        )
-        if theta is None:
-            raise NumericalError("; ".join(dict.fromkeys(failures)) or "no start could be optimised")
-        kernel.theta = theta[:-1]
-        noise = math.exp(theta[-1])
-        posterior = GPPosterior(kernel, noise, X, y)
-        # log p(y) of the original targets: the normalisation's Jacobian is -n log(y_std)
-        lml = posterior.log_marginal_likelihood - n * math.log(self.y_std)
-        fitted = from_kernel(kernel, n_features=X.shape[1])
-        k = objective.n_dims
-        if getattr(self.criterion, "evidence_only", False):
-            score = self.criterion.from_evidence(lml, k, n, fitted)
-        else:
-            estimator = self.make_estimator(fitted, kernel, noise, posterior, lml, k)
-            # the training arrays as the user gave them (the same values in every process)
-            score = criterion_value(self.criterion, estimator, estimator.X_train_, estimator.y_train_)
-        record = {
-            "structure": fitted,
-            "theta": theta,
-            "noise_variance": noise,
-            "warm_state": noise,
-            "log_marginal_likelihood": lml,
-            "criterion": score,
-            "n_hyperparameters": k,
-            "n_evaluations": objective.n_evaluations + (0 if screen is None else screen.n_evaluations),
-        }
-        if not np.isfinite(score):
-            record.update(status="failed", message=f"criterion value {score}", criterion=-np.inf)
-        return record
+    depth: int
+    best: CandidateRecord | None
+    n_candidates: int
+    n_failed: int
+    n_screened: int
+    elapsed: float
+    criterion_name: str = "criterion"
+    feature_names: Sequence[str] | None = None
 
 
-def regression_start_hints(parent, X, y, summary, period_columns, change_columns=()):
-    """Start hints of a regression candidate: the parent's residual variance, candidate periods and change locations.
+#: The progress callback of the searches run inside ``search_progress`` (None: ``verbose`` prints).
+_PROGRESS_CALLBACK = contextvars.ContextVar("skgpsearch_progress_callback", default=None)
 
-    Periods per column come from :func:`period_candidates` applied to the
-    parent's residuals (``y`` itself without a parent) and to ``y``. The
-    residuals are leave-one-out residuals: a parent that interpolates the data
-    (noise at its lower bound) has training residuals of nearly zero, which
-    would start every new term at a share of nothing and hide the cycle it
-    missed from the periodogram. Change locations per column are where those
-    residuals change most in level or scale (:func:`change_locations`).
+
+@contextmanager
+def search_progress(callback: Callable[[LevelReport | str], None]) -> Iterator[None]:
+    """Send the progress of the searches run inside the block to ``callback``.
+
+    ``callback`` receives a :class:`LevelReport` after each depth of a search,
+    and short notes as strings (e.g. which one-vs-rest problem a classifier
+    starts). Within the block it replaces what ``verbose=1`` would print, and
+    reports even when ``verbose=0``. Example: progress on stderr::
+
+        with search_progress(print_progress(file=sys.stderr)):
+            model.fit(X, y)
     """
-    residuals = y
-    residual_variance = None
-    if parent is not None and parent["status"] == "ok":
-        try:
-            kernel = to_kernel(parent["structure"], summary=summary)
-            with single_threaded_blas():
-                posterior = GPPosterior(kernel, parent["noise_variance"], X, y)
-                residuals = posterior.loo_residuals()
-            residual_variance = max(float(np.mean(residuals**2)), parent["noise_variance"])
-        except NumericalError:
-            residuals = y
-    periods = {}
-    for c in period_columns:
-        low, high = default_hyperparameters("PER", (c,), summary)["period"][1]
-        candidates = period_candidates(X[:, c], residuals, y, low, high, summary.typical_gap((c,)))
-        if candidates:
-            periods[c] = candidates
-    changes = {c: change_locations(X[:, c], residuals) for c in change_columns}
-    return StartHints(periods=periods, residual_variance=residual_variance, changes=changes)
+    token = _PROGRESS_CALLBACK.set(callback)
+    try:
+        yield
+    finally:
+        _PROGRESS_CALLBACK.reset(token)
+
+
+def progress_callback(verbose) -> Callable | None:
+    """The callback of a search: the one of an enclosing :func:`search_progress`, else printing when ``verbose``."""
+    callback = _PROGRESS_CALLBACK.get()
+    if callback is not None:
+        return callback
+    return print_progress() if verbose else None
 
 
 @dataclass
@@ -338,15 +119,377 @@ class SearchResult:
     levels: list = field(default_factory=list)
 
     @property
-    def best(self):
+    def best(self) -> CandidateRecord | None:
         return None if self.best_index is None else self.records[self.best_index]
 
+    def table(self) -> dict:
+        """The records as ``search_results_``: a dict of lists, structures as text."""
+        table = {key: [] for key in RESULT_COLUMNS}
+        for record in self.records:
+            for key in RESULT_COLUMNS:
+                value = getattr(record, key)
+                table[key].append(str(value) if key == "structure" else value)
+        return table
 
-#: Averaged models below this fraction of the best one's weight are dropped.
-MIN_AVERAGING_WEIGHT = 1e-6
+
+def print_progress(file=None) -> Callable[[LevelReport | str], None]:
+    """A progress callback that prints one line per depth (what ``verbose=1`` shows) to ``file`` (stdout)."""
+
+    def report(event: LevelReport | str) -> None:
+        if isinstance(event, str):
+            print(f"[skgpsearch] {event}", file=file, flush=True)
+            return
+        best_text = "none" if event.best is None else event.best.structure.to_string(event.feature_names)
+        score = -np.inf if event.best is None else event.best.criterion
+        screened_text = f", {event.n_screened} more screened out" if event.n_screened else ""
+        print(
+            f"[skgpsearch] depth {event.depth}: best {best_text}  {event.criterion_name}={score:.3f}  "
+            f"({event.n_candidates} candidates, {event.n_failed} failed{screened_text}, {event.elapsed:.1f} s)",
+            file=file,
+            flush=True,
+        )
+
+    return report
 
 
-def averaged_records(result, k):
+def automatic_depth(n_features: int) -> int:
+    """Depth limit of a search without ``max_depth``: 3 for one column, one more per further column, at most 10.
+
+    Each level adds one base kernel, so a depth-d search uses at most d
+    columns; on one column, deeper greedy searches (measured on the
+    extrapolation series) keep improving BIC slowly at 5-10x the time.
+    """
+    return min(MAX_SEARCH_DEPTH, 2 + n_features)
+
+
+class StructureSearch:
+    """Greedy (``beam_width=1``) or beam search over structures; :meth:`run` returns a :class:`SearchResult`.
+
+    Level 1 evaluates ``initial``; each further level evaluates the children
+    (``expand(record)``) of the ``beam_width`` best records of the previous
+    level that were not evaluated before. The search stops at ``max_depth``,
+    when a level does not improve on the best criterion, when the candidate
+    or time budget runs out (it then keeps what it found), or on a
+    KeyboardInterrupt (with what was found so far).
+
+    Parameters
+    ----------
+    evaluate : callable
+        ``evaluate(candidates, deadline)`` yields one :class:`CandidateRecord`
+        per candidate, in order; it may stop early once ``time.perf_counter()``
+        passes ``deadline`` (``None``: no deadline).
+    expand : callable
+        ``expand(record)`` -> the child structures of an evaluated record.
+    initial : sequence of Expr
+    max_depth : int
+    beam_width : int, default=1
+    protected : set of Expr, default=()
+        Structures that screening never drops (the standard models).
+    hint : callable or None
+        ``hint(parent_record or None)`` -> start hints shared by a parent's children.
+    screen : callable or None
+        ``screen(candidates)`` -> one cheap score per candidate; used when a
+        level has more than ``max_fits_per_depth`` candidates.
+    max_fits_per_depth, max_candidates, time_budget : int, int, float or None
+        Budgets (see the estimators).
+    progress : callable or None
+        Called with a :class:`LevelReport` after each depth.
+    criterion_name, feature_names
+        For display in the reports.
+    require_success : bool, default=True
+        Raise ``ValueError`` when every candidate of the first level fails.
+    depth_limit_reason : str, default="max_depth reached"
+    """
+
+    def __init__(
+        self,
+        evaluate: Callable[[list, float | None], Iterable[CandidateRecord]],
+        expand: Callable[[CandidateRecord], Sequence[Expr]],
+        *,
+        initial: Sequence[Expr],
+        max_depth: int,
+        beam_width: int = 1,
+        protected: Iterable[Expr] = (),
+        hint: Callable | None = None,
+        screen: Callable | None = None,
+        max_fits_per_depth: int | None = None,
+        max_candidates: int | None = None,
+        time_budget: float | None = None,
+        progress: Callable[[LevelReport], None] | None = None,
+        require_success: bool = True,
+        depth_limit_reason: str = "max_depth reached",
+        criterion_name: str = "criterion",
+        feature_names: Sequence[str] | None = None,
+    ):
+        self.evaluate = evaluate
+        self.expand = expand
+        self.initial = list(initial)
+        self.max_depth = max_depth
+        self.beam_width = beam_width
+        self.protected = set(protected)
+        self.hint = hint
+        self.screen = screen
+        self.max_fits_per_depth = max_fits_per_depth
+        self.max_candidates = max_candidates
+        self.time_budget = time_budget
+        self.progress = progress
+        self.require_success = require_success
+        self.depth_limit_reason = depth_limit_reason
+        self.criterion_name = criterion_name
+        self.feature_names = feature_names
+
+    def run(self) -> SearchResult:
+        result = SearchResult()
+        self._seen = set()
+        self._start = time.perf_counter()
+        best_score = -np.inf
+        frontier = [(expr, None) for expr in self.initial]
+        try:
+            for depth in range(1, self.max_depth + 1):
+                candidates = self._hint(self._deduplicate(frontier, depth, result), result)
+                candidates = self._screen_level(candidates, depth, result)
+                candidates = self._apply_candidate_budget(candidates, result)
+                if candidates is None:
+                    break
+                if not candidates:
+                    result.stop_reason = "no new candidates"
+                    break
+                level = self._evaluate_level(candidates, depth, result)
+                ranked = self._rank(level, depth, result)
+                level_best = ranked[0] if ranked else None
+                improved = level_best is not None and result.records[level_best].criterion > best_score
+                if improved:
+                    best_score = result.records[level_best].criterion
+                    result.best_index = level_best
+                self._report(depth, level, level_best, result)
+                if self._stop(depth, improved, result):
+                    break
+                frontier = [(child, b) for b in ranked[: self.beam_width] for child in self.expand(result.records[b])]
+        except KeyboardInterrupt:
+            result.stop_reason = "interrupted"
+            if result.best_index is None:
+                raise
+            warnings.warn("Search interrupted: keeping the best structure found so far.", RuntimeWarning)
+        return result
+
+    # -- the steps -------------------------------------------------------------------------
+    def _deduplicate(self, frontier, depth, result):
+        """The frontier's structures not evaluated before (canonical structures compare equal), first parent kept."""
+        candidates = []
+        for expr, parent_index in frontier:
+            if expr in self._seen:
+                continue
+            self._seen.add(expr)
+            parent = None if parent_index is None else result.records[parent_index]
+            candidates.append(Candidate(expr, parent_index, parent, depth=depth))
+        return candidates
+
+    def _hint(self, candidates, result):
+        """Start hints, computed once per parent and shared by its children."""
+        if self.hint is None:
+            return candidates
+        cache = {}
+        for candidate in candidates:
+            if candidate.parent_index not in cache:
+                cache[candidate.parent_index] = self.hint(candidate.parent)
+            candidate.hints = cache[candidate.parent_index]
+        return candidates
+
+    def _screen_level(self, candidates, depth, result):
+        """Budget: above ``max_fits_per_depth`` candidates, keep the best cheap scores (and the protected)."""
+        keep = self.max_fits_per_depth
+        if keep is None or len(candidates) <= keep or self.screen is None:
+            return candidates
+        scores = self.screen(candidates)
+        # stable: ties keep the grammar's order
+        order = sorted(range(len(candidates)), key=lambda i: (candidates[i].structure not in self.protected, -scores[i]))
+        for i in sorted(order[keep:]):
+            candidate = candidates[i]
+            result.records.append(CandidateRecord(
+                candidate.structure,
+                status=SCREENED_OUT,
+                message=f"screened out: cheap score {scores[i]:.2f} (the {keep} best of {len(candidates)} were fitted)",
+                depth=depth,
+                parent=None if candidate.parent is None else str(candidate.parent.structure),
+                parent_index=candidate.parent_index,
+                screen_score=scores[i],
+            ))
+        return [candidates[i] for i in sorted(order[:keep])]
+
+    def _apply_candidate_budget(self, candidates, result):
+        """Budget: at most ``max_candidates`` fits in all (screened-out ones do not count); None stops the search."""
+        if self.max_candidates is None:
+            return candidates
+        room = self.max_candidates - sum(r.status != SCREENED_OUT for r in result.records)
+        if room <= 0:
+            result.stop_reason = "candidate budget reached"
+            return None
+        if len(candidates) > room:
+            result.stop_reason = "candidate budget reached"
+            return candidates[:room]
+        return candidates
+
+    def _evaluate_level(self, candidates, depth, result):
+        """Evaluate a level; records are appended in candidate order as they arrive (kept on an interruption)."""
+        elapsed = time.perf_counter() - self._start
+        if result.records and self.time_budget is not None and elapsed > self.time_budget:
+            result.stop_reason = "time budget reached"
+            return []
+        deadline = None if self.time_budget is None else self._start + self.time_budget
+        indices = []
+        for candidate, record in zip(candidates, self.evaluate(candidates, deadline)):
+            record.depth = depth
+            record.parent = None if candidate.parent is None else str(candidate.parent.structure)
+            record.parent_index = candidate.parent_index
+            result.records.append(record)
+            indices.append(len(result.records) - 1)
+        if deadline is not None and time.perf_counter() > deadline:
+            result.stop_reason = "time budget reached"
+        return indices
+
+    def _rank(self, level, depth, result):
+        """The level's usable records, best first (stable: ties keep the evaluation order)."""
+        ok = [i for i in level if result.records[i].status == OK]
+        if depth == 1 and not ok and self.require_success:
+            causes = sorted({result.records[i].message for i in level})
+            raise ValueError("Every candidate structure failed to fit; causes: " + "; ".join(causes))
+        return sorted(ok, key=lambda i: -result.records[i].criterion)
+
+    def _report(self, depth, level, level_best, result):
+        elapsed = time.perf_counter() - self._start
+        best = None if level_best is None else result.records[level_best]
+        result.levels.append({
+            "depth": depth,
+            "n_candidates": len(level),
+            "best_structure": None if best is None else str(best.structure),
+            "best_criterion": -np.inf if best is None else best.criterion,
+            "elapsed": elapsed,
+        })
+        if self.progress is not None:
+            self.progress(LevelReport(
+                depth=depth,
+                best=best,
+                n_candidates=len(level),
+                n_failed=sum(result.records[i].status == "failed" for i in level),
+                n_screened=sum(r.status == SCREENED_OUT and r.depth == depth for r in result.records),
+                elapsed=elapsed,
+                criterion_name=self.criterion_name,
+                feature_names=self.feature_names,
+            ))
+
+    def _stop(self, depth, improved, result):
+        if result.stop_reason:
+            return True
+        if not improved:
+            result.stop_reason = "no improvement"
+            return True
+        if depth == self.max_depth:
+            result.stop_reason = self.depth_limit_reason
+            return True
+        return False
+
+
+class ParallelCandidateFits:
+    """The ``evaluate``, ``hint`` and ``screen`` callbacks of a search that fits candidates with a fitter.
+
+    Candidates are fitted in parallel with joblib (any backend); each gets
+    its own seed (:func:`candidate_seed`), so results do not depend on
+    ``n_jobs``. With a deadline the level is sent in batches of ``n_jobs``
+    candidates and the deadline is checked between batches (every finished
+    fit is kept).
+    """
+
+    def __init__(self, fitter, X, y, *, base_seed=0, n_jobs=None, prefer="processes",
+                 period_columns=(), change_columns=()):
+        self.fitter, self.X, self.y = fitter, X, y
+        self.base_seed, self.n_jobs, self.prefer = base_seed, n_jobs, prefer
+        self.period_columns, self.change_columns = period_columns, change_columns
+
+    def _warm_state(self, candidate):
+        return None if candidate.parent is None else candidate.parent.warm_state
+
+    def __call__(self, candidates, deadline=None):
+        batch = len(candidates) if deadline is None else max(1, effective_n_jobs(self.n_jobs))
+        for first in range(0, len(candidates), batch):
+            chunk = candidates[first : first + batch]
+            # a generator, so that the fits finished before an interruption are kept
+            yield from Parallel(n_jobs=self.n_jobs, prefer=self.prefer, return_as="generator")(
+                delayed(self.fitter)(c.structure, self.X, self.y, candidate_seed(self.base_seed, c.structure),
+                                     self._warm_state(c), c.hints)
+                for c in chunk
+            )
+            if deadline is not None and time.perf_counter() > deadline:
+                return
+
+    def hint(self, parent):
+        return self.fitter.start_hints(parent, self.X, self.y, self.period_columns, self.change_columns)
+
+    def screen(self, candidates):
+        return Parallel(n_jobs=self.n_jobs, prefer=self.prefer)(
+            delayed(self.fitter.screen)(c.structure, self.X, self.y, candidate_seed(self.base_seed, c.structure),
+                                        self._warm_state(c), c.hints)
+            for c in candidates
+        )
+
+
+def run_search(
+    fitter,
+    X: np.ndarray,
+    y: np.ndarray,
+    grammar: Grammar,
+    *,
+    max_depth: int | None,
+    beam_width: int = 1,
+    n_jobs: int | None = None,
+    base_seed: int = 0,
+    max_candidates: int | None = None,
+    time_budget: float | None = None,
+    prefer: str = "processes",
+    max_fits_per_depth: int | None = None,
+    extra_initial: Sequence[Expr] = (),
+    progress: Callable[[LevelReport], None] | None = None,
+    criterion_name: str = "criterion",
+    feature_names: Sequence[str] | None = None,
+) -> SearchResult:
+    """Search ``grammar`` with candidates fitted by ``fitter``; returns a :class:`SearchResult`.
+
+    ``max_depth=None`` gives :func:`automatic_depth`. ``extra_initial``
+    structures join the first level and, like the grammar's baselines, are
+    always fitted (e.g. the classifier's constant model). When a level has
+    more than ``max_fits_per_depth`` candidates and the fitter can
+    ``screen``, only the most promising are fitted; the others are recorded
+    with status ``"screened out"``.
+    """
+    n_features = X.shape[1]
+    initial = list(grammar.initial(n_features))
+    initial += [expr for expr in extra_initial if expr not in initial]
+    fits = ParallelCandidateFits(
+        fitter, X, y, base_seed=base_seed, n_jobs=n_jobs, prefer=prefer,
+        period_columns=sorted({b.columns[0] for b in grammar.base_set(n_features) if b.kind.periodic}),
+        change_columns=getattr(grammar, "change_columns", lambda n: [])(n_features),
+    )
+    search = StructureSearch(
+        fits,
+        lambda record: grammar.expand(record.structure, n_features),
+        initial=initial,
+        max_depth=automatic_depth(n_features) if max_depth is None else max_depth,
+        beam_width=beam_width,
+        # the standard models are always fitted: the search must not end below them
+        protected=set(getattr(grammar, "baseline_structures", lambda n: [])(n_features)) | set(extra_initial),
+        hint=fits.hint,
+        screen=fits.screen if hasattr(fitter, "screen") else None,
+        max_fits_per_depth=max_fits_per_depth,
+        max_candidates=max_candidates,
+        time_budget=time_budget,
+        progress=progress,
+        criterion_name=criterion_name,
+        feature_names=feature_names,
+        depth_limit_reason="max_depth reached" if max_depth is not None else "depth limit reached",
+    )
+    return search.run()
+
+
+def averaged_records(result: SearchResult, k: int | None) -> tuple[list, np.ndarray]:
     """The records of the ``k`` best fitted structures (the chosen one first) and their weights.
 
     Weights are exp(criterion − best criterion), normalised; structures below
@@ -357,224 +500,10 @@ def averaged_records(result, k):
     chosen = [best]
     if k is not None and k > 1:
         ranked = sorted(
-            (r for r in result.records if r["status"] == "ok" and np.isfinite(r["criterion"]) and r is not best),
-            key=lambda r: -r["criterion"],
+            (r for r in result.records if r.status == OK and np.isfinite(r.criterion) and r is not best),
+            key=lambda r: -r.criterion,
         )
-        chosen += [r for r in ranked[: k - 1] if r["criterion"] - best["criterion"] > math.log(MIN_AVERAGING_WEIGHT)]
-    scores = np.array([r["criterion"] for r in chosen], dtype=float)
+        chosen += [r for r in ranked[: k - 1] if r.criterion - best.criterion > math.log(MIN_AVERAGING_WEIGHT)]
+    scores = np.array([r.criterion for r in chosen], dtype=float)
     weights = np.exp(scores - scores.max())
     return chosen, weights / weights.sum()
-
-
-def automatic_depth(n_features):
-    """Depth limit of a search without ``max_depth``: 3 for one column, one more per further column, at most 10.
-
-    Each level adds one base kernel, so a depth-d search uses at most d
-    columns; on one column, deeper greedy searches (measured on the
-    extrapolation series) keep improving BIC slowly at 5-10x the time.
-    """
-    return min(MAX_SEARCH_DEPTH, 2 + n_features)
-
-
-def run_search(
-    fitter,
-    X,
-    y,
-    grammar,
-    *,
-    max_depth,
-    beam_width=1,
-    n_jobs=None,
-    base_seed=0,
-    verbose=0,
-    max_candidates=None,
-    time_budget=None,
-    criterion_name="criterion",
-    prefer="processes",
-    feature_names=None,
-    max_fits_per_depth=None,
-    extra_initial=(),
-):
-    """Greedy (beam_width=1) or beam search; returns a :class:`SearchResult`.
-
-    Level 1 fits the grammar's initial structures; each further level fits the
-    children of the ``beam_width`` best structures of the previous level that
-    were not fitted before (canonical structures are cached). The search stops
-    at ``max_depth`` (``None``: :func:`automatic_depth`), when a level does not improve
-    on the best criterion, or when the candidate or time budget runs out (it
-    then keeps what it found). A KeyboardInterrupt also stops it with what was
-    found so far. ``feature_names`` only changes how ``verbose`` prints structures.
-    ``extra_initial`` structures join the first level and, like the grammar's
-    baselines, are always fitted (e.g. the classifier's constant model).
-
-    When a level has more than ``max_fits_per_depth`` candidates and the
-    fitter can ``screen``, every candidate is first scored cheaply (a short
-    fit on a subset, see :meth:`RegressionCandidateFitter.screen`) and only the
-    ``max_fits_per_depth`` most promising are fitted; the others are recorded
-    with status ``"screened out"``.
-    """
-    n_features = X.shape[1]
-    result = SearchResult()
-    seen = {}
-    start = time.perf_counter()
-    period_columns = sorted({b.columns[0] for b in grammar.base_set(n_features) if b.kind.periodic})
-    change_columns = getattr(grammar, "change_columns", lambda n: [])(n_features)
-    initial = list(grammar.initial(n_features))
-    initial += [expr for expr in extra_initial if expr not in initial]
-    frontier = [(expr, None) for expr in initial]
-    # the standard models are always fitted: the search must not end below them
-    baselines = set(getattr(grammar, "baseline_structures", lambda n: [])(n_features)) | set(extra_initial)
-    best_score = -np.inf
-    last_depth = automatic_depth(n_features) if max_depth is None else max_depth
-    try:
-        for depth in range(1, last_depth + 1):
-            tasks = []
-            hints_cache = {}
-            for expr, parent_index in frontier:
-                if expr in seen:
-                    continue
-                seen[expr] = None
-                parent = None if parent_index is None else result.records[parent_index]
-                if parent_index not in hints_cache:
-                    hints_cache[parent_index] = fitter.start_hints(parent, X, y, period_columns, change_columns)
-                tasks.append((expr, parent_index, parent, hints_cache[parent_index]))
-            if max_fits_per_depth is not None and len(tasks) > max_fits_per_depth and hasattr(fitter, "screen"):
-                tasks = _screen_level(tasks, fitter, X, y, depth, base_seed, n_jobs, prefer, max_fits_per_depth, result,
-                                      protected=baselines)
-            if max_candidates is not None:
-                room = max_candidates - sum(r["status"] != SCREENED_OUT for r in result.records)
-                if room <= 0:
-                    result.stop_reason = "candidate budget reached"
-                    break
-                if len(tasks) > room:
-                    tasks = tasks[:room]
-                    result.stop_reason = "candidate budget reached"
-            if not tasks:
-                result.stop_reason = "no new candidates"
-                break
-            level = _evaluate(tasks, fitter, X, y, depth, base_seed, n_jobs, prefer, start, time_budget, result)
-            ok = [i for i in level if result.records[i]["status"] == "ok"]
-            if depth == 1 and not ok:
-                causes = sorted({result.records[i]["message"] for i in level})
-                raise ValueError(
-                    "Every candidate structure failed to fit; causes: " + "; ".join(causes)
-                )
-            ok.sort(key=lambda i: -result.records[i]["criterion"])
-            elapsed = time.perf_counter() - start
-            level_best = ok[0] if ok else None
-            improved = level_best is not None and result.records[level_best]["criterion"] > best_score
-            if improved:
-                best_score = result.records[level_best]["criterion"]
-                result.best_index = level_best
-            result.levels.append(
-                {
-                    "depth": depth,
-                    "n_candidates": len(level),
-                    "best_structure": None if level_best is None else str(result.records[level_best]["structure"]),
-                    "best_criterion": -np.inf if level_best is None else result.records[level_best]["criterion"],
-                    "elapsed": elapsed,
-                }
-            )
-            if verbose:
-                best_text = (
-                    "none" if level_best is None else result.records[level_best]["structure"].to_string(feature_names)
-                )
-                score = -np.inf if level_best is None else result.records[level_best]["criterion"]
-                n_screened = sum(r["status"] == SCREENED_OUT and r["depth"] == depth for r in result.records)
-                screened_text = f", {n_screened} more screened out" if n_screened else ""
-                print(
-                    f"[skgpsearch] depth {depth}: best {best_text}  {criterion_name}={score:.3f}  "
-                    f"({len(level)} candidates, {sum(r['status'] == 'failed' for r in (result.records[i] for i in level))} failed"
-                    f"{screened_text}, {elapsed:.1f} s)",
-                    flush=True,
-                )
-            if result.stop_reason:
-                break
-            if not improved:
-                result.stop_reason = "no improvement"
-                break
-            if depth == last_depth:
-                result.stop_reason = "max_depth reached" if max_depth is not None else "depth limit reached"
-                break
-            beam = ok[:beam_width]
-            frontier = [(child, b) for b in beam for child in grammar.expand(result.records[b]["structure"], n_features)]
-    except KeyboardInterrupt:
-        result.stop_reason = "interrupted"
-        if result.best_index is None:
-            raise
-        warnings.warn("Search interrupted: keeping the best structure found so far.", RuntimeWarning)
-    return result
-
-
-
-
-def _screen_level(tasks, fitter, X, y, depth, base_seed, n_jobs, prefer, keep, result, protected=()):
-    """The ``keep`` tasks with the best cheap scores (and the ``protected`` structures); the others are recorded as screened out."""
-    scores = Parallel(n_jobs=n_jobs, prefer=prefer)(
-        delayed(fitter.screen)(
-            expr, X, y, candidate_seed(base_seed, expr), None if parent is None else parent["warm_state"], hints
-        )
-        for expr, _, parent, hints in tasks
-    )
-    # stable: ties keep the grammar's order
-    order = sorted(range(len(tasks)), key=lambda i: (tasks[i][0] not in protected, -scores[i]))
-    kept = sorted(order[:keep])
-    for i in sorted(order[keep:]):
-        expr, parent_index, parent, _ = tasks[i]
-        result.records.append(
-            {
-                "structure": expr,
-                "seed": candidate_seed(base_seed, expr),
-                "status": SCREENED_OUT,
-                "message": f"screened out: cheap score {scores[i]:.2f} (the {keep} best of {len(tasks)} were fitted)",
-                "criterion": -np.inf,
-                "log_marginal_likelihood": -np.inf,
-                "theta": None,
-                "noise_variance": None,
-                "warm_state": None,
-                "n_hyperparameters": None,
-                "fit_time": 0.0,
-                "depth": depth,
-                "parent": None if parent is None else str(parent["structure"]),
-                "parent_index": parent_index,
-                "screen_score": scores[i],
-            }
-        )
-    return [tasks[i] for i in kept]
-
-
-def _evaluate(tasks, fitter, X, y, depth, base_seed, n_jobs, prefer, start, time_budget, result):
-    """Fit the tasks of one level in parallel; records are appended in task order.
-
-    With a time budget the level is sent in batches of ``n_jobs`` candidates
-    and the budget is checked between batches (every finished fit is kept).
-    """
-    if result.records and time_budget is not None and time.perf_counter() - start > time_budget:
-        result.stop_reason = "time budget reached"
-        return []
-    batch = len(tasks) if time_budget is None else max(1, effective_n_jobs(n_jobs))
-    indices = []
-    for first in range(0, len(tasks), batch):
-        chunk = tasks[first : first + batch]
-        # a generator, so that the fits finished before an interruption are kept
-        records = Parallel(n_jobs=n_jobs, prefer=prefer, return_as="generator")(
-            delayed(fitter)(
-                expr,
-                X,
-                y,
-                candidate_seed(base_seed, expr),
-                None if parent is None else parent["warm_state"],
-                hints,
-            )
-            for expr, _, parent, hints in chunk
-        )
-        for (expr, parent_index, parent, _), record in zip(chunk, records):
-            record["depth"] = depth
-            record["parent"] = None if parent is None else str(parent["structure"])
-            record["parent_index"] = parent_index
-            result.records.append(record)
-            indices.append(len(result.records) - 1)
-        if time_budget is not None and time.perf_counter() - start > time_budget:
-            result.stop_reason = "time budget reached"
-            break
-    return indices

@@ -301,7 +301,7 @@ def test_subsampled_optimisation_scores_on_all_data(additive_interaction_data):
 
 
 def test_interrupted_search_keeps_the_best_so_far(additive_interaction_data, monkeypatch):
-    import skgpsearch._search as search_module
+    import skgpsearch._regression_fitter as search_module
 
     X, y = additive_interaction_data
     original = search_module.RegressionCandidateFitter.__call__

@@ -157,7 +157,7 @@ def test_a_structure_with_every_value_fitted_starts_from_its_own_values():
     X = np.linspace(0, 5, 50)[:, None]
     y = np.sin(2 * X[:, 0]) + 0.3 * X[:, 0]
     y_fit, summary, fitter = _fitter(X, y)
-    fitted = fitter(parse("SE(0) * LIN(0)"), X, y_fit, 0)["structure"]
+    fitted = fitter(parse("SE(0) * LIN(0)"), X, y_fit, 0).structure
     pool = start_pool(fitted, summary)
     assert pool[0].kind == "warm" and pool[0].expr == fitted
     assert [leaf.params for leaf in pool[0].expr.leaves] == [leaf.params for leaf in fitted.leaves]
@@ -166,7 +166,7 @@ def test_a_structure_with_every_value_fitted_starts_from_its_own_values():
     objective = RegressionObjective(to_kernel(fitted, summary=summary), X[rows], y_fit[rows], fitter.noise_bounds)
     at_values = objective(np.append(objective.kernel.theta, math.log(fitter.default_noise())))
     refit = fitter(fitted, X[rows], y_fit[rows], 0)
-    assert refit["log_marginal_likelihood"] + rows.size * math.log(fitter.y_std) >= at_values - 1e-6
+    assert refit.log_marginal_likelihood + rows.size * math.log(fitter.y_std) >= at_values - 1e-6
 
 
 def test_an_interpolating_parent_still_leaves_variance_for_a_new_term():
@@ -273,13 +273,13 @@ def test_periodic_term_is_found_where_rq_absorbed_the_cycle():
     X = x[:, None]
     y_fit, _, fitter = _fitter(X, y)
     parent = fitter(parse("RQ(0)"), X, y_fit, 0)
-    child = _child(parent["structure"], "RQ(0) + PER(0)")
+    child = _child(parent.structure, "RQ(0) + PER(0)")
     hints = fitter.start_hints(parent, X, y_fit, [0])
-    record = fitter(child, X, y_fit, 0, parent["noise_variance"], hints)
-    assert record["status"] == "ok"
-    assert _period(record["structure"]) == pytest.approx(1.0, rel=0.01)
+    record = fitter(child, X, y_fit, 0, parent.noise_variance, hints)
+    assert record.status == "ok"
+    assert _period(record.structure) == pytest.approx(1.0, rel=0.01)
     # a clear margin: the cycle is worth far more than any complexity penalty
-    assert record["log_marginal_likelihood"] > parent["log_marginal_likelihood"] + 50
+    assert record.log_marginal_likelihood > parent.log_marginal_likelihood + 50
 
 
 def test_periodic_fit_with_irregular_inputs_and_near_duplicates():
@@ -292,7 +292,7 @@ def test_periodic_fit_with_irregular_inputs_and_near_duplicates():
     low, _ = default_hyperparameters("PER", (0,), summary)["period"][1]
     assert low == pytest.approx(2 * np.median(np.diff(np.unique(x))))
     record = fitter(parse("PER(0)"), X, y_fit, 0)
-    assert _period(record["structure"]) == pytest.approx(1.3, rel=0.01)
+    assert _period(record.structure) == pytest.approx(1.3, rel=0.01)
 
 
 def test_smooth_term_takes_over_variance_from_a_periodic_parent():
@@ -302,10 +302,10 @@ def test_smooth_term_takes_over_variance_from_a_periodic_parent():
     X = x[:, None]
     y_fit, summary, fitter = _fitter(X, y)
     parent = fitter(parse("PER(0)"), X, y_fit, 0)
-    child = _child(parent["structure"], "SE(0) + PER(0)")
-    record = fitter(child, X, y_fit, 0, parent["noise_variance"], fitter.start_hints(parent, X, y_fit, [0]))
-    assert _period(record["structure"]) == pytest.approx(1.5, rel=0.01)
-    assert record["log_marginal_likelihood"] > parent["log_marginal_likelihood"] + 50
+    child = _child(parent.structure, "SE(0) + PER(0)")
+    record = fitter(child, X, y_fit, 0, parent.noise_variance, fitter.start_hints(parent, X, y_fit, [0]))
+    assert _period(record.structure) == pytest.approx(1.5, rel=0.01)
+    assert record.log_marginal_likelihood > parent.log_marginal_likelihood + 50
     # independent check: no start of a plain multi-start loop does better
     kernel = to_kernel(parse("SE(0) + PER(0)"), summary=summary)
     objective = RegressionObjective(kernel, X, y_fit, fitter.noise_bounds)
@@ -315,7 +315,7 @@ def test_smooth_term_takes_over_variance_from_a_periodic_parent():
         theta0 = rng.uniform(objective.bounds[:, 0], objective.bounds[:, 1])
         _, value, _ = optimize_hyperparameters(objective, [theta0])
         best = max(best, value)
-    record_fit_scale = record["log_marginal_likelihood"]  # y_std is 1-ish; compare on the fit scale
+    record_fit_scale = record.log_marginal_likelihood  # y_std is 1-ish; compare on the fit scale
     shift = len(y) * math.log(np.std(y))
     assert record_fit_scale + shift >= best - 0.1
 
@@ -329,9 +329,9 @@ def test_child_never_ends_below_its_parent():
     parent = fitter(parse("SE(0)"), X, y_fit, 0)
     hints = fitter.start_hints(parent, X, y_fit, [0])
     # every child S + B of the grammar (the existing test_regressor check covers two of them)
-    additive = [c for c in CompositionalGrammar(["SE", "PER", "LIN"]).expand(parent["structure"], 1) if c.n_terms > 1]
+    additive = [c for c in CompositionalGrammar(["SE", "PER", "LIN"]).expand(parent.structure, 1) if c.n_terms > 1]
     assert len(additive) >= 3
     for child in additive:
-        record = fitter(child, X, y_fit, 0, parent["noise_variance"], hints)
-        assert record["status"] == "ok"
-        assert record["log_marginal_likelihood"] >= parent["log_marginal_likelihood"] - 1e-3
+        record = fitter(child, X, y_fit, 0, parent.noise_variance, hints)
+        assert record.status == "ok"
+        assert record.log_marginal_likelihood >= parent.log_marginal_likelihood - 1e-3

@@ -7,6 +7,10 @@ test-set losses (``msll``, ``smse``) negated. Every criterion works as the
 selection tools.
 """
 
+from __future__ import annotations
+
+from collections.abc import Callable
+
 from ._asc import ASCBayes, ASCBeta
 from ._base import AIC, BIC, BICLight, Criterion, LogMarginalLikelihood
 from ._classification import CVAccuracy
@@ -20,12 +24,39 @@ _CRITERIA = {
 }
 
 
-def criterion_names():
-    """Names accepted by :func:`get_criterion` and by the estimators' ``criterion``."""
-    return tuple(sorted(_CRITERIA))
+#: The tasks a criterion can apply to (see ``Criterion.regression`` and ``Criterion.classification``).
+TASKS = ("regression", "classification")
 
 
-def get_criterion(criterion):
+def criterion_names(task: str | None = None) -> tuple:
+    """Names accepted by :func:`get_criterion` and by the estimators' ``criterion``.
+
+    Parameters
+    ----------
+    task : {"regression", "classification"} or None, default=None
+        Only the criteria that apply to this task; ``None``: all.
+    """
+    if task is not None and task not in TASKS:
+        raise ValueError(f"Unknown task {task!r}; use one of {', '.join(TASKS)}.")
+    return tuple(sorted(name for name, cls in _CRITERIA.items() if task is None or getattr(cls, task)))
+
+
+def check_criterion_task(criterion, task: str) -> None:
+    """Raise a ValueError saying which criteria to use when ``criterion`` does not apply to ``task``.
+
+    Callables without the flags are assumed to apply to every task.
+    """
+    if getattr(criterion, task, True):
+        return
+    other = "classifiers" if task == "regression" else "regression"
+    name = getattr(criterion, "name", None) or type(criterion).__name__
+    raise ValueError(
+        f"The criterion {name!r} applies to {other} only; for {task} use one of "
+        f"{', '.join(criterion_names(task))}, or a callable (estimator, X, y) -> float."
+    )
+
+
+def get_criterion(criterion: str | Callable) -> Callable:
     """A criterion object from a name (case-insensitive), or a callable passed through.
 
     Raises
@@ -67,6 +98,7 @@ __all__ = [
     "MAP",
     "MSLL",
     "SMSE",
+    "check_criterion_task",
     "criterion_names",
     "get_criterion",
 ]

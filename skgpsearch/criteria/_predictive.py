@@ -143,7 +143,7 @@ class KFoldCV(Criterion):
         for fold, (train, test) in enumerate(splitter.split(X, y)):
             try:
                 model = estimator._refit_structure(X[train], y[train], seed=fold)
-            except (ValueError, NumericalError):
+            except NumericalError:  # this structure cannot be fitted on the fold
                 return float("nan")
             scores.append(scorer(model, X[test], y[test]))
         return float(np.mean(scores))

@@ -6,7 +6,15 @@ numerical kernels and the conversion to and from scikit-learn kernels are in
 """
 
 from ._expr import CHANGE_OPERATORS, Base, Change, Expr, Product, Sum, add, multiply
-from ._grammars import CompositionalGrammar, Grammar, SumOfProductsGrammar, get_grammar
+from ._grammars import (
+    CompositionalGrammar,
+    Grammar,
+    SumOfProductsGrammar,
+    default_base_kernels,
+    default_grammar,
+    get_grammar,
+    grammar_names,
+)
 from ._kinds import KINDS, KernelKind, get_kind, kind_names
 from ._parse import parse
 
@@ -23,7 +31,10 @@ __all__ = [
     "Sum",
     "SumOfProductsGrammar",
     "add",
+    "default_base_kernels",
+    "default_grammar",
     "get_grammar",
+    "grammar_names",
     "get_kind",
     "kind_names",
     "multiply",

@@ -331,6 +331,28 @@ _GRAMMARS = {
 }
 
 
+#: The default grammar and base kernels of each task (the estimators' defaults).
+TASK_DEFAULTS = {
+    "regression": {"grammar": "compositional", "base_kernels": ("SE", "RQ", "PER", "LIN")},
+    "classification": {"grammar": "sum_of_products", "base_kernels": ("SE",)},
+}
+
+
+def grammar_names():
+    """Names accepted by :func:`get_grammar` (aliases included)."""
+    return tuple(sorted(_GRAMMARS))
+
+
+def default_grammar(task):
+    """Name of the default grammar of a task ("regression" or "classification")."""
+    return TASK_DEFAULTS[task]["grammar"]
+
+
+def default_base_kernels(task):
+    """Names of the default base kernels of a task ("regression" or "classification")."""
+    return TASK_DEFAULTS[task]["base_kernels"]
+
+
 def get_grammar(grammar, **params):
     """A grammar from its name (``"compositional"``/``"cks"``, ``"sum_of_products"``/``"sop"``) or instance.
 

@@ -8,10 +8,14 @@ from ._decompose import Component, Decomposition, Switch, SwitchedKernel, additi
 from ._describe import describe
 from ._plots import plot_components, plot_fit, plot_search_path
 from ._report import compare_with_random_forest, comparison_table, write_report
+from ._views import ClassificationView, LatentModel, RegressionView, explanation_view, sklearn_regression_view
 
 __all__ = [
+    "ClassificationView",
     "Component",
     "Decomposition",
+    "LatentModel",
+    "RegressionView",
     "Switch",
     "SwitchedKernel",
     "additive_terms",
@@ -19,8 +23,10 @@ __all__ = [
     "comparison_table",
     "decompose",
     "describe",
+    "explanation_view",
     "plot_components",
     "plot_fit",
     "plot_search_path",
+    "sklearn_regression_view",
     "write_report",
 ]

@@ -24,14 +24,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.linalg import solve_triangular
 from sklearn.gaussian_process import kernels as sk
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import validate_data
 
-from .._engine._likelihoods import OUTLIER_CLIP
 from ..kernels import from_kernel
 from ..kernels._base import WhiteNoise, _as_2d
 from ..kernels._change import ChangePoint, _ChangeOperator
+from ._views import ClassificationView, RegressionView, explanation_view
 
 __all__ = ["Component", "Decomposition", "Switch", "SwitchedKernel", "decompose"]
 
@@ -348,45 +347,12 @@ def decompose(estimator, X=None, *, target_class=None):
     >>> bool(np.allclose(parts.mean, model.predict(X)))
     True
     """
-    kind = check_explainable(estimator)
-    if kind == "classifier":
-        return _decompose_classifier(estimator, X, target_class)
+    view = explanation_view(estimator)
+    if isinstance(view, ClassificationView):
+        return _decompose_classifier(estimator, view, X, target_class)
     if target_class is not None:
         raise ValueError("target_class applies to classifiers only.")
-    if kind == "sklearn":
-        return _decompose_sklearn_regressor(estimator, X)
-    return _decompose_regressor(estimator, X)
-
-
-def check_explainable(estimator):
-    """Which kind of fitted model the inspection tools explain: "regressor", "classifier" or "sklearn".
-
-    Raises
-    ------
-    ValueError
-        For other estimators.
-    NotFittedError
-        For an unfitted one.
-    """
-    from sklearn.gaussian_process import GaussianProcessRegressor
-
-    from .._classifier import CompositionalGPClassifier
-    from .._regressor import CompositionalGPRegressor
-
-    if isinstance(estimator, CompositionalGPClassifier):
-        check_is_fitted(estimator, "structure_")
-        return "classifier"
-    if isinstance(estimator, CompositionalGPRegressor):
-        check_is_fitted(estimator, "structure_")
-        return "regressor"
-    if isinstance(estimator, GaussianProcessRegressor):
-        check_is_fitted(estimator, "kernel_")
-        return "sklearn"
-    raise ValueError(
-        f"Needs a fitted CompositionalGPRegressor, CompositionalGPClassifier or scikit-learn "
-        f"GaussianProcessRegressor, got {type(estimator).__name__} (for a Pipeline, pass its last step and "
-        "the transformed inputs)."
-    )
+    return _decompose_regressor(estimator, view, X)
 
 
 def _inputs(estimator, X):
@@ -428,17 +394,11 @@ def _terms(kernel):
     return terms, noise
 
 
-def _decompose_regressor(model, X):
+def _decompose_regressor(model, view: RegressionView, X):
     X, at_training = _inputs(model, X)
-    posterior = model._posterior
-    scale, X_train = model._y_train_std, model.X_train_
-    terms, noise_terms = _terms(model._kernel_no_noise)
+    posterior, scale, X_train = view.posterior, view.y_std, view.X_train
+    terms, noise_terms = _terms(view.kernel)
     white = sum(float(t.diag(X_train[:1])[0]) for t in noise_terms) * scale**2
-    y_var = float(np.var(model.y_train_))
-    if getattr(model, "degrees_of_freedom_", None) is not None:
-        # Student-t noise: shares of the variance of the targets without their gross outliers
-        z = model._normalised(model.y_train_)
-        y_var = float(np.var(z[np.abs(z) <= OUTLIER_CLIP])) * scale**2
     components = []
     for term in terms:
         K_train = term(X_train, X_train)
@@ -447,62 +407,28 @@ def _decompose_regressor(model, X):
         mean = (K_cross.T @ posterior.alpha) * scale
         var = term.diag(X) - posterior.variance_reduction(K_cross)
         components.append(
-            _component(model, term, mean, np.sqrt(np.maximum(var, 0.0)) * scale, _share(train_mean, y_var))
+            _component(model, term, mean, np.sqrt(np.maximum(var, 0.0)) * scale, _share(train_mean, view.target_variance))
         )
     decomposition = Decomposition(
         components=_ordered(components),
-        offset=float(model._y_train_mean) + posterior.mean * scale,
+        offset=view.y_mean + posterior.mean * scale,
         X=X,
         task="regression",
         feature_names=_feature_names(model),
-        noise_variance=float(model.noise_variance_) + white,
-        target_variance=y_var,
+        noise_variance=view.noise_variance + white,
+        target_variance=view.target_variance,
     )
     if at_training:
-        decomposition.residuals = model.y_train_ - decomposition.mean
+        decomposition.residuals = view.y_train - decomposition.mean
     return decomposition
 
 
-def _decompose_sklearn_regressor(model, X):
-    """The same for scikit-learn's GaussianProcessRegressor (e.g. KernelSearchCV's best_estimator_)."""
-    X_train = np.asarray(model.X_train_, dtype=float)
-    if X is None:
-        X, at_training = X_train, True
-    else:
-        X = validate_data(model, X, reset=False, dtype=np.float64)
-        at_training = X.shape == X_train.shape and np.array_equal(X, X_train)
-    if np.ndim(model.alpha_) != 1:
-        raise ValueError("decompose supports single-target regression only.")
-    scale, offset = float(np.ravel(model._y_train_std)[0]), float(np.ravel(model._y_train_mean)[0])
-    terms, noise_terms = _terms(model.kernel_)
-    # scikit-learn's ``alpha`` is extra noise variance on the normalised scale (scalar or per sample)
-    white = (sum(float(t.diag(X_train[:1])[0]) for t in noise_terms) + float(np.mean(model.alpha))) * scale**2
-    y = model.y_train_ * scale + offset
-    y_var = float(np.var(y))
-    components = []
-    for term in terms:
-        K_train = term(X_train, X_train)
-        train_mean = K_train @ model.alpha_ * scale
-        K_cross = K_train if at_training else term(X_train, X)
-        V = solve_triangular(model.L_, K_cross, lower=True, check_finite=False)
-        var = term.diag(X) - np.einsum("ij,ij->j", V, V)
-        components.append(_component(model, term, (K_cross.T @ model.alpha_) * scale,
-                                     np.sqrt(np.maximum(var, 0.0)) * scale, _share(train_mean, y_var)))
-    decomposition = Decomposition(
-        components=_ordered(components), offset=offset, X=X, task="regression",
-        feature_names=_feature_names(model), noise_variance=white, target_variance=y_var,
-    )
-    if at_training:
-        decomposition.residuals = y - decomposition.mean
-    return decomposition
-
-
-def _decompose_classifier(model, X, target_class):
-    classes = list(model.classes_)
-    if len(model._binary_models) == 1:
+def _decompose_classifier(model, view: ClassificationView, X, target_class):
+    classes = view.classes
+    if len(view.latent_models) == 1:
         if target_class is not None and target_class not in classes:
             raise ValueError(f"target_class {target_class!r} is not a class of the model; classes: {classes}.")
-        binary, target = model._binary_models[0], classes[1]
+        binary, target = view.latent_models[0], classes[1]
         if target_class is not None and target_class != target:
             raise ValueError(
                 f"A binary classifier has one latent function, that of class {target!r} "
@@ -516,7 +442,7 @@ def _decompose_classifier(model, X, target_class):
         if target_class not in classes:
             raise ValueError(f"target_class {target_class!r} is not a class of the model; classes: {classes}.")
         target = target_class
-        binary = model._binary_models[classes.index(target_class)]
+        binary = view.latent_models[classes.index(target_class)]
     X, at_training = _inputs(model, X)
     posterior, X_train = binary.posterior, binary.X_train_
     terms, _ = _terms(binary.kernel_)

@@ -13,7 +13,8 @@ import numpy as np
 from scipy.stats import t as student_t
 
 from ..grammar import Change, Product, parse
-from ._decompose import check_explainable, decompose, feature_names_of, position
+from ._decompose import decompose, feature_names_of, position
+from ._views import ClassificationView, explanation_view
 
 __all__ = ["describe"]
 
@@ -66,17 +67,18 @@ def describe(estimator, feature_names=None, target_name=None):
     The greedy search compared 6 candidate structures up to depth 2 (max_depth=2) under the
     criterion bic and stopped: max_depth reached. The runner-up, ..., scored ... lower.
     """
-    kind = check_explainable(estimator)
+    view = explanation_view(estimator)
     names = feature_names_of(estimator, feature_names)
     ranges = np.ptp(estimator.X_train_, axis=0)
     target = target_name or "the target"
-    if kind == "classifier":
-        classes = list(estimator.classes_)
+    if isinstance(view, ClassificationView):
+        classes = view.classes
         if len(classes) == 2:
-            blocks = [_describe_latent(estimator, None, names, ranges, classes[1])]
+            blocks = [_describe_latent(estimator, view, None, names, ranges, classes[1])]
         else:
             blocks = [
-                f"Class '{c}' versus the rest:\n" + _describe_latent(estimator, c, names, ranges, c) for c in classes
+                f"Class '{c}' versus the rest:\n" + _describe_latent(estimator, view, c, names, ranges, c)
+                for c in classes
             ]
         return "\n\n".join(blocks + [_search_summary(estimator, names)])
     parts = decompose(estimator)
@@ -135,9 +137,9 @@ def _change_lines(structure, names, ranges):
     return [f"- The structure changes: {_change_phrase(node, names, ranges)}." for node in structure.changes]
 
 
-def _describe_latent(model, target_class, names, ranges, positive):
+def _describe_latent(model, view, target_class, names, ranges, positive):
     parts = decompose(model, target_class=target_class)
-    binary = model._binary_models[list(model.classes_).index(positive) if len(model.classes_) > 2 else 0]
+    binary = view.latent_models[view.classes.index(positive) if len(view.classes) > 2 else 0]
     lines = [f"Structure: {binary.structure_.to_string(names)}", ""]
     for component in parts:
         lines.append(

@@ -11,12 +11,11 @@ from pathlib import Path
 
 import numpy as np
 from sklearn.base import clone, is_classifier
-from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
 from sklearn.metrics import accuracy_score, log_loss, mean_squared_error, r2_score
 from sklearn.model_selection import KFold, StratifiedKFold, check_cv
 from sklearn.utils.validation import check_is_fitted
 
-from ..grammar import Grammar
+from ..grammar import Grammar, default_base_kernels
 from ._decompose import feature_names_of, structure_text
 from ._describe import describe
 
@@ -88,10 +87,13 @@ def compare_with_random_forest(estimator, X, y, *, cv=5, refit="structure", n_es
         refit = "search"
     gp = clone(estimator)
     if refit == "structure":
-        defaults = {"base_kernels": ("SE",)} if classification else {"base_kernels": ("SE", "RQ", "PER", "LIN")}
+        defaults = {"base_kernels": default_base_kernels("classification" if classification else "regression")}
         gp.set_params(grammar=_FixedStructure(estimator.structure_), max_depth=1, verbose=0, **defaults)
     else:
         gp.set_params(verbose=0)
+    # imported here: sklearn.ensemble is heavy, and most users never build a report
+    from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
+
     forest_class = RandomForestClassifier if classification else RandomForestRegressor
     forest = forest_class(n_estimators=n_estimators, random_state=random_state, n_jobs=n_jobs)
     names = feature_names if feature_names is not None else getattr(estimator, "feature_names_in_", None)

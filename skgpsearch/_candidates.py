@@ -1,0 +1,302 @@
+"""One candidate structure fitted in a search worker: its record and the fitters' shared skeleton.
+
+A candidate fitter turns a structure (carrying its parent's fitted values for
+the warm start) into a :class:`CandidateRecord` -- fitted structure,
+hyperparameters, scores, status -- never into a fitted model, so that records
+are small to send back from worker processes. :class:`CandidateFitter` is
+the skeleton every engine's fitter follows (rows, starts, optimisation,
+posterior, criterion); the engines fill in its steps.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+import zlib
+from collections.abc import Callable
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ._engine._linalg import NumericalError
+from ._engine._regression import optimize_hyperparameters
+from .grammar import Expr
+from .kernels import DataSummary, from_kernel, to_kernel
+
+__all__ = [
+    "CandidateFitter",
+    "CandidateRecord",
+    "NUMERICAL_FAILURES",
+    "candidate_seed",
+    "criterion_value",
+    "run_candidate",
+    "single_threaded_blas",
+]
+
+#: Status of a candidate whose fit succeeded and whose criterion is finite.
+OK = "ok"
+#: Status of a candidate that a numerical failure (or a non-finite criterion) kept from a score.
+FAILED = "failed"
+#: Status of candidates that a cheap screen kept from a full fit (see the search's max_fits_per_depth).
+SCREENED_OUT = "screened out"
+#: Status of a classification candidate at a white-noise optimum (see skgpsearch._laplace_fitter).
+DEGENERATE = "degenerate"
+
+#: What a candidate's fit may raise and still be a failed candidate rather than an error:
+#: numerical failures (a singular or non-finite matrix; an overflow, underflow to zero or
+#: division by zero on data of extreme scale), never an exception raised by a criterion.
+NUMERICAL_FAILURES = (ArithmeticError, np.linalg.LinAlgError)
+
+
+@dataclass
+class CandidateRecord:
+    """What the search knows about one candidate structure.
+
+    Failed, degenerate and screened-out candidates carry ``criterion`` and
+    ``log_marginal_likelihood`` of ``-inf`` so that ranking ignores them.
+
+    Attributes
+    ----------
+    structure : Expr
+        The fitted structure (base kernels carry their fitted values), or the
+        candidate as proposed when it was not fitted.
+    seed : int
+        The candidate's own random seed (see :func:`candidate_seed`).
+    status : {"ok", "failed", "degenerate", "screened out"}
+    message : str
+        Why it failed, was rejected or screened out.
+    criterion, log_marginal_likelihood : float
+        Criterion value and maximised log evidence (original target units).
+    theta : ndarray or None
+        All fitted parameters in the engine's layout.
+    noise_variance : float or None
+        Gaussian noise variance on the fitting scale (exact regression only).
+    warm_state : object
+        What a child's fit starts from besides the structure's values (the
+        noise variance; the latent mean and likelihood parameters).
+    n_hyperparameters : int or None
+        Free parameters counted by the criteria.
+    latent_start : ndarray or None
+        Laplace engine: the Newton start that reproduces the scored mode.
+    n_evaluations : int
+        Objective evaluations the fit took.
+    fit_time : float
+        Seconds in the worker.
+    depth, parent, parent_index
+        Position in the search (set by the search loop).
+    screen_score : float or None
+        The cheap score of a screened-out candidate.
+    """
+
+    structure: Expr
+    seed: int = 0
+    status: str = OK
+    message: str = ""
+    criterion: float = -np.inf
+    log_marginal_likelihood: float = -np.inf
+    theta: np.ndarray | None = None
+    noise_variance: float | None = None
+    warm_state: Any = None
+    n_hyperparameters: int | None = None
+    latent_start: np.ndarray | None = None
+    n_evaluations: int = 0
+    fit_time: float = 0.0
+    depth: int | None = None
+    parent: str | None = None
+    parent_index: int | None = None
+    screen_score: float | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.status == OK
+
+    def fail(self, status: str, message: str) -> None:
+        """Mark the record unusable (its criterion becomes -inf)."""
+        self.status, self.message, self.criterion = status, message, -np.inf
+
+
+_BLAS_LOCK = threading.Lock()
+_BLAS_STATE = {"controller": None, "limiter": None, "depth": 0}
+
+
+@contextmanager
+def single_threaded_blas():
+    """Limit BLAS to one thread while any candidate of this process is being fitted.
+
+    Candidates are the unit of parallelism: several BLAS threads per worker
+    oversubscribe the cores (OpenBLAS threads spinning on a busy core are
+    orders of magnitude slower), and results would depend on n_jobs through
+    the summation order of threaded BLAS. The limit is process-wide, so
+    nested and concurrent (thread-backend) entries share one reference count.
+    """
+    with _BLAS_LOCK:
+        if _BLAS_STATE["depth"] == 0:
+            if _BLAS_STATE["controller"] is None:
+                from threadpoolctl import ThreadpoolController
+
+                _BLAS_STATE["controller"] = ThreadpoolController()
+            _BLAS_STATE["limiter"] = _BLAS_STATE["controller"].limit(limits=1, user_api="blas")
+        _BLAS_STATE["depth"] += 1
+    try:
+        yield
+    finally:
+        with _BLAS_LOCK:
+            _BLAS_STATE["depth"] -= 1
+            if _BLAS_STATE["depth"] == 0:
+                _BLAS_STATE["limiter"].restore_original_limits()
+                _BLAS_STATE["limiter"] = None
+
+
+def criterion_value(criterion: Callable, estimator: Any, X: np.ndarray, y: np.ndarray) -> float:
+    """``float(criterion(estimator, X, y))``.
+
+    A numerical failure (:class:`NumericalError`, ``LinAlgError``) fails the
+    candidate; any other exception -- an error in a user's criterion, a bug in
+    ours -- propagates with its own type and message, plus a note saying which
+    criterion raised it: it would fail every candidate alike and hide behind
+    "every candidate structure failed to fit".
+    """
+    try:
+        return float(criterion(estimator, X, y))
+    except (NumericalError, np.linalg.LinAlgError):
+        raise
+    except Exception as exc:
+        try:
+            exc._raised_by_criterion = True  # so that run_candidate does not take it for a numerical failure
+        except AttributeError:  # an exception class with __slots__
+            pass
+        if hasattr(exc, "add_note"):  # Python >= 3.11
+            name = getattr(criterion, "name", None) or getattr(criterion, "__name__", None) or type(criterion).__name__
+            exc.add_note(f"(raised by the criterion {name} while scoring a candidate structure)")
+        raise
+
+
+def run_candidate(fit: Callable[[], CandidateRecord], expr: Expr, seed: int, n_hyperparameters: int) -> CandidateRecord:
+    """``fit()``'s record, or a failed record if it raised a numerical failure.
+
+    A numerical failure of one candidate (``NUMERICAL_FAILURES``) is recorded
+    (status, message) and never aborts the search; other exceptions propagate.
+    """
+    start = time.perf_counter()
+    try:
+        with single_threaded_blas():
+            record = fit()
+    except NUMERICAL_FAILURES as exc:
+        if getattr(exc, "_raised_by_criterion", False):
+            raise
+        record = CandidateRecord(expr, status=FAILED, message=f"{type(exc).__name__}: {exc}",
+                                 n_hyperparameters=n_hyperparameters)
+    record.seed = seed
+    record.fit_time = time.perf_counter() - start
+    return record
+
+
+def candidate_seed(base_seed: int, expr: Expr) -> int:
+    """Seed of one candidate: a function of the search seed and the structure only."""
+    return (base_seed + zlib.crc32(str(expr).encode())) % (2**32)
+
+
+@dataclass
+class CandidateFitter:
+    """The skeleton of fitting one candidate structure; engines fill in the steps.
+
+    :meth:`__call__` runs, for a structure: the rows to optimise on (all, or a
+    random subset of ``max_optimize_samples``), the objective and its cheap
+    screening copy (:meth:`_objectives`), the starts (:meth:`_starts`), the
+    multi-start optimisation, the posterior on all the rows at the optimum
+    (:meth:`_posterior`), and the criterion: from the evidence alone when the
+    criterion allows it, else called with the fitted model that
+    ``make_estimator`` builds. A numerical failure anywhere fails this
+    candidate only (:func:`run_candidate`).
+
+    Subclasses are picklable dataclasses: they run in joblib workers.
+    """
+
+    summary: DataSummary
+    criterion: Callable
+    n_restarts: int = 2
+    maxiter: int = 200
+    max_optimize_samples: int | None = None
+    #: (fitted structure, kernel, posterior, record fields, lml, k) -> fitted model for callable criteria.
+    make_estimator: Callable | None = None
+    #: Scale of the targets: the log evidence of the original targets gets −n log y_std.
+    y_std: float = 1.0
+
+    # -- the steps an engine provides ----------------------------------------------------
+    def _n_parameters(self, expr: Expr) -> int:
+        """Free parameters of a structure (for a failed record)."""
+        raise NotImplementedError
+
+    def _subset(self, y: np.ndarray, size: int, rng: np.random.Generator) -> np.ndarray:
+        """Sorted rows of a random subset of ``size`` rows."""
+        return np.sort(rng.choice(y.shape[0], size=min(size, y.shape[0]), replace=False))
+
+    def _own_hints(self, expr: Expr, X: np.ndarray, y: np.ndarray, hints):
+        """Start hints of a structure fitted without a search's hints (``hints`` is None)."""
+        return hints
+
+    def _objectives(self, expr, kernel, X, y, rng):
+        """(objective on the optimisation rows, its screening copy on a subset or None)."""
+        raise NotImplementedError
+
+    def _starts(self, expr, kernel, objective, screen, hints, warm_state, rng) -> list:
+        """Parameter vectors the optimiser starts from."""
+        raise NotImplementedError
+
+    def _optimizer_options(self, screen) -> dict:
+        raise NotImplementedError
+
+    def _posterior(self, kernel, theta, X, y, objective, on_all_rows: bool):
+        """The posterior on all the rows at ``theta`` (kernel already set), and the record's engine fields."""
+        raise NotImplementedError
+
+    def _criterion_data(self, view, X, y):
+        """The (X, y) a callable criterion scores the candidate's model on."""
+        return view.X_train_, view.y_train_
+
+    def _check_fitted(self, record: CandidateRecord, X: np.ndarray) -> None:
+        """Reject a fitted record the engine cannot use (see :meth:`CandidateRecord.fail`)."""
+
+    # -- the skeleton ---------------------------------------------------------------------
+    def __call__(self, expr: Expr, X: np.ndarray, y: np.ndarray, seed: int, warm_state=None,
+                 hints=None) -> CandidateRecord:
+        return run_candidate(lambda: self._fit(expr, X, y, seed, warm_state, hints), expr, seed,
+                             self._n_parameters(expr))
+
+    def _fit(self, expr, X, y, seed, warm_state, hints):
+        rng = np.random.default_rng(seed)
+        n = X.shape[0]
+        kernel = to_kernel(expr, summary=self.summary)
+        X_opt, y_opt = X, y
+        if self.max_optimize_samples is not None and n > self.max_optimize_samples:
+            rows = self._subset(y, self.max_optimize_samples, rng)
+            X_opt, y_opt = X[rows], y[rows]
+        hints = self._own_hints(expr, X, y, hints)
+        objective, screen = self._objectives(expr, kernel, X_opt, y_opt, rng)
+        starts = self._starts(expr, kernel, objective, screen, hints, warm_state, rng)
+        theta, _, failures = optimize_hyperparameters(objective, starts, self.maxiter, **self._optimizer_options(screen))
+        if theta is None:
+            raise NumericalError("; ".join(dict.fromkeys(failures)) or "no start could be optimised")
+        kernel.theta = theta[: kernel.n_dims]
+        posterior, fields = self._posterior(kernel, theta, X, y, objective, X_opt is X)
+        # log p(y) of the original targets: the normalisation's Jacobian is -n log(y_std)
+        lml = posterior.log_marginal_likelihood - n * math.log(self.y_std)
+        fitted = from_kernel(kernel, n_features=X.shape[1])
+        k = theta.size
+        if getattr(self.criterion, "evidence_only", False):
+            score = self.criterion.from_evidence(lml, k, n, fitted)
+        else:
+            view = self.make_estimator(fitted, kernel, posterior, fields, lml, k)
+            score = criterion_value(self.criterion, view, *self._criterion_data(view, X, y))
+        record = CandidateRecord(
+            fitted, theta=theta, log_marginal_likelihood=lml, criterion=score, n_hyperparameters=k,
+            n_evaluations=objective.n_evaluations + (0 if screen is None else screen.n_evaluations), **fields,
+        )
+        if not np.isfinite(score):
+            record.fail(FAILED, f"criterion value {score}")
+        else:
+            self._check_fitted(record, X)
+        return record

@@ -1,0 +1,136 @@
+"""What the structure-searching estimators share: parameters, grammar, criterion, the search call."""
+
+from __future__ import annotations
+
+import numbers
+import warnings
+from collections.abc import Sequence
+
+import numpy as np
+from sklearn.gaussian_process.kernels import Kernel
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions
+
+from ._search import SearchResult, progress_callback, run_search
+from .criteria import check_criterion_task, get_criterion
+from .grammar import Expr, Grammar, default_base_kernels, get_grammar, get_kind, grammar_names
+from .kernels import from_kernel
+
+__all__ = ["StructureSearchMixin", "base_kernel_names"]
+
+
+def base_kernel_names(base_kernels) -> tuple:
+    """Catalogue names from names or scikit-learn kernel instances (duplicates dropped, order kept)."""
+    if isinstance(base_kernels, (str, Kernel)):
+        base_kernels = [base_kernels]
+    names = []
+    for item in base_kernels:
+        if isinstance(item, str):
+            names.append(get_kind(item).name)
+        elif isinstance(item, Kernel):
+            expr = from_kernel(item, n_features=1)
+            if len(expr.leaves) != 1:
+                raise ValueError(
+                    f"The kernel {item!r} corresponds to {expr}, not to one base kernel; "
+                    "list the base kernels by name instead."
+                )
+            names.append(expr.leaves[0].name)
+        else:
+            raise ValueError(
+                f"base_kernels entries must be kernel names or scikit-learn kernels, got {item!r}."
+            )
+    if not names:
+        raise ValueError("base_kernels is empty.")
+    return tuple(dict.fromkeys(names))
+
+
+#: Constraints of the grammar-related parameters (also used by KernelSearchCV).
+GRAMMAR_CONSTRAINTS = {
+    "base_kernels": ["array-like", str, Kernel],
+    "grammar": [StrOptions(set(grammar_names())), Grammar],
+    "search": [StrOptions({"greedy", "beam"})],
+    "beam_width": [Interval(numbers.Integral, 1, None, closed="left")],
+}
+
+
+class StructureSearchMixin:
+    """The part of :class:`CompositionalGPRegressor` and :class:`CompositionalGPClassifier` that searches.
+
+    It holds the constraints of the parameters both share, builds the
+    grammar and the criterion from them (checking that the criterion applies
+    to the estimator's ``_task``), enforces the ``n_jobs`` rule, and runs the
+    search with the estimator's budgets and progress reporting. Subclasses
+    set ``_task`` (``"regression"`` or ``"classification"``) and provide the
+    candidate fitter.
+    """
+
+    _task = None
+
+    _shared_parameter_constraints = {
+        **GRAMMAR_CONSTRAINTS,
+        "criterion": [str, callable],
+        "n_restarts": [Interval(numbers.Integral, 0, None, closed="left")],
+        "max_optimize_samples": [Interval(numbers.Integral, 2, None, closed="left"), None],
+        "max_candidates": [Interval(numbers.Integral, 1, None, closed="left"), None],
+        "max_fits_per_depth": [Interval(numbers.Integral, 1, None, closed="left"), None],
+        "time_budget": [Interval(numbers.Real, 0, None, closed="neither"), None],
+        "n_jobs": [numbers.Integral, None],
+        "random_state": ["random_state"],
+        "verbose": ["verbose"],
+        "model_averaging": [Interval(numbers.Integral, 1, None, closed="left"), None],
+    }
+
+    def _check_n_jobs(self) -> None:
+        if self.n_jobs == 0:
+            raise ValueError("n_jobs == 0 has no meaning; use None or 1 for sequential fits, -1 for all cores.")
+
+    def _grammar(self) -> Grammar:
+        """The grammar: the instance given, or the named one over ``base_kernels``.
+
+        A Grammar instance brings its own base kernels; non-default
+        ``base_kernels`` next to one are ignored, with a warning.
+        """
+        names = base_kernel_names(self.base_kernels)
+        if isinstance(self.grammar, Grammar):
+            if names != default_base_kernels(self._task):
+                warnings.warn(
+                    "base_kernels is ignored when grammar is a Grammar instance; set the grammar's "
+                    "own base_kernels instead.",
+                    UserWarning,
+                )
+            return self.grammar
+        return get_grammar(self.grammar, base_kernels=names)
+
+    def _criterion(self):
+        """The criterion object (or callable), checked against the estimator's task."""
+        criterion = get_criterion(self.criterion)
+        check_criterion_task(criterion, self._task)
+        return criterion
+
+    def _base_seed(self) -> int:
+        return int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
+
+    def _progress(self):
+        """The progress callback (see :func:`skgpsearch.search_progress`; None when quiet)."""
+        return progress_callback(self.verbose)
+
+    def _search(self, fitter, X: np.ndarray, y: np.ndarray, grammar: Grammar, criterion, base_seed: int,
+                extra_initial: Sequence[Expr] = ()) -> SearchResult:
+        """Run the structure search with this estimator's depth, beam, budgets and progress."""
+        return run_search(
+            fitter,
+            X,
+            y,
+            grammar,
+            max_depth=self.max_depth,
+            beam_width=1 if self.search == "greedy" else self.beam_width,
+            n_jobs=self.n_jobs,
+            base_seed=base_seed,
+            max_candidates=self.max_candidates,
+            max_fits_per_depth=self.max_fits_per_depth,
+            time_budget=self.time_budget,
+            extra_initial=extra_initial,
+            progress=self._progress(),
+            criterion_name=getattr(criterion, "name", None) or "criterion",
+            feature_names=getattr(self, "feature_names_in_", None),
+        )

@@ -1,0 +1,185 @@
+"""Fitting one candidate structure for exact GP regression (runs in search workers)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._candidates import CandidateFitter, CandidateRecord, single_threaded_blas
+from ._engine._linalg import NumericalError
+from ._engine._periodogram import period_candidates
+from ._engine._regression import (
+    SCREEN_FTOL,
+    GPPosterior,
+    RegressionObjective,
+    optimize_hyperparameters,
+    random_starts,
+)
+from ._starts import StartHints, change_locations, profile_starts, select_raw_and_profiled, start_pool
+from .criteria import HyperPrior
+from .grammar import Expr
+from .kernels import DataSummary, default_hyperparameters, to_kernel
+
+__all__ = ["RegressionCandidateFitter", "regression_start_hints"]
+
+#: Rows and L-BFGS iterations of the cheap screen of candidates.
+SCREEN_CANDIDATE_ROWS = 250
+SCREEN_CANDIDATE_MAXITER = 10
+#: Successive halving of a candidate's starts from MIN_SUBSET_SCREEN rows on: SCREEN_MAXITER
+#: iterations each on a random SCREEN_SIZE-row subset. Below, every selected start is optimised
+#: to convergence: measured by benchmarks/fit_quality.py, halving on all the data for 15
+#: iterations lost > 0.1 nats on 19 of 88 pairs (up to 187), and a random half of small data
+#: halves the sampling density, which can hide a cycle near the Nyquist period.
+SCREEN_SIZE = 400
+MIN_SUBSET_SCREEN = 1000
+SCREEN_MAXITER = 30
+#: Starts optimised on all the data after screening: the best, and the runner-up when its
+#: screened value is within REFINE_MARGIN nats (validated in benchmarks/fit_quality.py).
+N_REFINE = 2
+REFINE_MARGIN = 2.0
+
+
+@dataclass
+class RegressionCandidateFitter(CandidateFitter):
+    """Fits one candidate structure for exact GP regression (picklable, runs in workers).
+
+    ``y`` passed to :meth:`__call__` is on the fitting scale (normalised when
+    the estimator normalises); ``y_std`` maps the evidence back to the
+    original targets. The warm state passed from parent to child is the
+    parent's noise variance.
+
+    Starts: the pool of :func:`skgpsearch._starts.start_pool` is scored by one
+    likelihood evaluation per start (on the screening subset when there is
+    one), as it is and rescaled to its best overall amplitude; the nested
+    start, the best warm and cold starts of both rankings, the cold starts at
+    the top candidate periods and ``n_restarts`` random starts are optimised
+    to convergence (:func:`skgpsearch._starts.select_raw_and_profiled`).
+    From ``MIN_SUBSET_SCREEN`` rows on, with ``screen_starts`` (the default),
+    this is successive halving:
+    every start runs ``SCREEN_MAXITER`` L-BFGS iterations on a random
+    ``SCREEN_SIZE``-row subset, and only the best -- with the runner-up when
+    within ``REFINE_MARGIN`` nats -- are optimised on all the data.
+    """
+
+    noise_bounds: tuple = (1e-6, 10.0)
+    objective: str = "lml"
+    prior: HyperPrior | None = None
+    screen_starts: bool = True
+
+    def default_noise(self) -> float:
+        return 0.1 * self.summary.target_variance
+
+    def start_hints(self, parent: CandidateRecord | None, X, y, period_columns, change_columns=()) -> StartHints:
+        """:class:`StartHints` from a fitted parent's record (``None``: the data itself)."""
+        return regression_start_hints(parent, X, y, self.summary, period_columns, change_columns)
+
+    def screen(self, expr: Expr, X, y, seed: int, noise_init=None, hints=None) -> float:
+        """A cheap score of the candidate, to rank the siblings of a large level.
+
+        The log likelihood on a random subset of ``SCREEN_CANDIDATE_ROWS`` rows
+        after ``SCREEN_CANDIDATE_MAXITER`` L-BFGS iterations from the two best
+        starts of the pool, minus the BIC penalty ½ k log(rows); ``-inf`` when
+        no start is positive definite.
+        """
+        rng = np.random.default_rng(seed)
+        n = X.shape[0]
+        rows = np.sort(rng.choice(n, size=min(n, SCREEN_CANDIDATE_ROWS), replace=False))
+        noise_init = self.default_noise() if noise_init is None else noise_init
+        with single_threaded_blas():
+            objective = RegressionObjective(to_kernel(expr, summary=self.summary), X[rows], y[rows], self.noise_bounds)
+            thetas = self._pool_thetas(start_pool(expr, self.summary, hints), noise_init)
+            _, values, thetas = profile_starts(objective, thetas)
+            best = sorted(range(len(thetas)), key=lambda i: -values[i])[:2]
+            _, value, _ = optimize_hyperparameters(
+                objective, [thetas[i] for i in best if np.isfinite(values[i])], SCREEN_CANDIDATE_MAXITER, ftol=SCREEN_FTOL
+            )
+        return float(value - 0.5 * objective.n_dims * math.log(rows.size))
+
+    def _pool_thetas(self, pool, noise_init):
+        """Parameter vectors [kernel theta, log noise] of the pool's starts."""
+        thetas = []
+        for start in pool:
+            noise = self.default_noise() if start.kind == "cold" else noise_init
+            log_noise = math.log(noise * start.noise_factor)
+            thetas.append(np.append(to_kernel(start.expr, summary=self.summary).theta, log_noise))
+        return thetas
+
+    # -- the steps of CandidateFitter ------------------------------------------------------
+    def _n_parameters(self, expr):
+        return expr.n_hyperparameters + 1
+
+    def _own_hints(self, expr, X, y, hints):
+        if hints is not None:
+            return hints
+        # a structure fitted on its own: periods from the data themselves
+        columns = sorted({leaf.columns[0] for leaf in expr.leaves if leaf.kind.periodic})
+        return self.start_hints(None, X, y, columns, sorted({node.column for node in expr.changes}))
+
+    def _objectives(self, expr, kernel, X, y, rng):
+        kind = "loo" if self.objective == "loo" else "lml"
+        prior = None
+        if self.objective == "map":
+            prior = (self.prior or HyperPrior()).moments(expr, self.summary)
+        objective = RegressionObjective(kernel, X, y, self.noise_bounds, kind=kind, prior=prior)
+        screen = None
+        if X.shape[0] >= MIN_SUBSET_SCREEN:
+            rows = np.sort(rng.choice(X.shape[0], size=SCREEN_SIZE, replace=False))
+            screen = RegressionObjective(
+                to_kernel(expr, summary=self.summary), X[rows], y[rows], self.noise_bounds, kind=kind, prior=prior
+            )
+        return objective, screen
+
+    def _starts(self, expr, kernel, objective, screen, hints, warm_state, rng):
+        noise_init = self.default_noise() if warm_state is None else warm_state
+        pool = start_pool(expr, self.summary, hints)
+        thetas = self._pool_thetas(pool, noise_init)
+        values, profiled_values, profiled_thetas = profile_starts(screen or objective, thetas)
+        starts = select_raw_and_profiled(pool, thetas, values, profiled_thetas, profiled_values)
+        cold = np.append(to_kernel(expr.without_values(), summary=self.summary).theta, math.log(self.default_noise()))
+        return starts + random_starts(kernel, cold, objective.bounds, self.n_restarts, rng)
+
+    def _optimizer_options(self, screen):
+        return dict(
+            screen_objective=screen if self.screen_starts else None,
+            screen_maxiter=SCREEN_MAXITER if self.screen_starts and screen is not None else None,
+            n_refine=N_REFINE, refine_margin=REFINE_MARGIN,
+        )
+
+    def _posterior(self, kernel, theta, X, y, objective, on_all_rows):
+        noise = math.exp(theta[-1])
+        return GPPosterior(kernel, noise, X, y), {"noise_variance": noise, "warm_state": noise}
+
+
+def regression_start_hints(parent: CandidateRecord | None, X, y, summary: DataSummary, period_columns,
+                           change_columns=()) -> StartHints:
+    """Start hints of a regression candidate: the parent's residual variance, candidate periods and change locations.
+
+    Periods per column come from :func:`period_candidates` applied to the
+    parent's residuals (``y`` itself without a parent) and to ``y``. The
+    residuals are leave-one-out residuals: a parent that interpolates the data
+    (noise at its lower bound) has training residuals of nearly zero, which
+    would start every new term at a share of nothing and hide the cycle it
+    missed from the periodogram. Change locations per column are where those
+    residuals change most in level or scale (:func:`change_locations`).
+    """
+    residuals = y
+    residual_variance = None
+    if parent is not None and parent.ok:
+        try:
+            kernel = to_kernel(parent.structure, summary=summary)
+            with single_threaded_blas():
+                posterior = GPPosterior(kernel, parent.noise_variance, X, y)
+                residuals = posterior.loo_residuals()
+            residual_variance = max(float(np.mean(residuals**2)), parent.noise_variance)
+        except NumericalError:
+            residuals = y
+    periods = {}
+    for c in period_columns:
+        low, high = default_hyperparameters("PER", (c,), summary)["period"][1]
+        candidates = period_candidates(X[:, c], residuals, y, low, high, summary.typical_gap((c,)))
+        if candidates:
+            periods[c] = candidates
+    changes = {c: change_locations(X[:, c], residuals) for c in change_columns}
+    return StartHints(periods=periods, residual_variance=residual_variance, changes=changes)
