@@ -1,4 +1,4 @@
-"""Approximation set coding (seed 000): posterior agreement of two halves of the data.
+"""Approximation set coding (Fischer et al. 2016): posterior agreement of two halves of the data.
 
 The data is split at random into halves D1, D2; M latent function values f̃
 at M inputs X̃ drawn from the data play the role of the parameters. The
@@ -16,7 +16,7 @@ with p(f̃) = N(0, K̃) the GP prior at X̃ and, for each half i,
 Both are Gaussian, so η is a product-of-Gaussians integral in closed form
 (computed here in precision form). The criterion is the log-mean-exp of η
 over ``n_partitions`` random halvings, in nats; partitions whose matrices are
-numerically singular (seed 000 reports this as frequent) are skipped, and the
+numerically singular (Fischer et al. 2016 report this as frequent) are skipped, and the
 value is ``nan`` only when every partition fails. Targets are centred (zero
 mean function), as the estimators normalise them.
 """
@@ -159,7 +159,7 @@ class _ASC(Criterion):
 
 
 class ASCBayes(_ASC):
-    """Bayesian approximation set coding (seed 000 §2.2): log posterior agreement of the GP posteriors.
+    """Bayesian approximation set coding (Fischer et al. 2016, §2.2): log posterior agreement of the GP posteriors.
 
     Parameters
     ----------
@@ -170,6 +170,16 @@ class ASCBayes(_ASC):
         well-conditioned (condition number below 1e8).
     random_state : int, default=0
         Seed of the partitions (fixed, so that candidates are compared on the same halvings).
+
+    Notes
+    -----
+    The criterion is that of [1]_; see the module docstring for the formulas.
+
+    References
+    ----------
+    .. [1] B. Fischer, N. Gorbach, S. Bauer, Y. Bian and J. M. Buhmann, "Model
+       Selection for Gaussian Process Regression by Approximation Set Coding",
+       arXiv:1610.00907, 2016, §2.2.
     """
 
     name = "asc_bayes"
@@ -177,9 +187,16 @@ class ASCBayes(_ASC):
 
 
 class ASCBeta(_ASC):
-    """β-noise approximation set coding (seed 000 §2.2, β = 1): agreement of the maximum-entropy posteriors.
+    """β-noise approximation set coding (Fischer et al. 2016, §2.2, β = 1): agreement of the maximum-entropy posteriors.
 
-    Parameters as for :class:`ASCBayes`.
+    Parameters as for :class:`ASCBayes`. The criterion is that of [1]_ with the
+    noise parameter β = 1.
+
+    References
+    ----------
+    .. [1] B. Fischer, N. Gorbach, S. Bauer, Y. Bian and J. M. Buhmann, "Model
+       Selection for Gaussian Process Regression by Approximation Set Coding",
+       arXiv:1610.00907, 2016, §2.2.
     """
 
     name = "asc_beta"

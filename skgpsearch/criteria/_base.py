@@ -78,7 +78,12 @@ class LogMarginalLikelihood(Criterion):
     """The maximised log marginal likelihood log p(y | X, θ̂) (the type-II evidence).
 
     On data other than the training data, the log marginal likelihood of
-    that data under the fitted hyperparameters (no refit).
+    that data under the fitted hyperparameters (no refit). See R&W §5.4.1 [1]_.
+
+    References
+    ----------
+    .. [1] C. E. Rasmussen and C. K. I. Williams, "Gaussian Processes for Machine
+       Learning", MIT Press, 2006, §5.4.1.
     """
 
     name = "lml"
@@ -93,7 +98,13 @@ class AIC(Criterion):
     """Akaike information criterion on the log-evidence scale: −½·AIC = lml − k.
 
     k counts the free kernel hyperparameters and the noise variance. On other
-    data, the fitted hyperparameters are evaluated on that data.
+    data, the fitted hyperparameters are evaluated on that data. The criterion
+    is Akaike's [1]_.
+
+    References
+    ----------
+    .. [1] H. Akaike, "A new look at the statistical model identification",
+       IEEE Transactions on Automatic Control 19(6), 716–723, 1974.
     """
 
     name = "aic"
@@ -109,6 +120,16 @@ class BIC(Criterion):
 
     k counts the free kernel hyperparameters and the noise variance, n the
     samples. On other data, the fitted hyperparameters are evaluated on it.
+    The criterion is Schwarz's [1]_; as an approximation of the log evidence
+    it is the large-n limit of the Laplace approximation [2]_.
+
+    References
+    ----------
+    .. [1] G. Schwarz, "Estimating the dimension of a model", The Annals of
+       Statistics 6(2), 461–464, 1978.
+    .. [2] M. Sahani, "Model selection, Hyperparameter optimisation, and
+       Gaussian Processes", lecture slides, Probabilistic & Unsupervised
+       Learning, Gatsby Unit, University College London, 2015.
     """
 
     name = "bic"
@@ -120,13 +141,20 @@ class BIC(Criterion):
 
 
 class BICLight(Criterion):
-    """"BIC light" (seed 001 §4.2.3): −½·BIC with k = the number of base kernels of the structure.
+    """"BIC light" (Mrkšić 2014, §4.2.3): −½·BIC with k = the number of base kernels of the structure.
 
     In classification only the lengthscales move the decision boundary, so
     amplitudes (one per additive term), the noise or likelihood parameters and
     the mean are not counted: lml − (b/2) log n with b base kernels. Unlike
     ``bic`` it does not prefer extending a product over adding a new term. On
-    other data, the fitted hyperparameters are evaluated on that data.
+    other data, the fitted hyperparameters are evaluated on that data. The
+    criterion is defined in [1]_ for the GP-classification structure search.
+
+    References
+    ----------
+    .. [1] N. Mrkšić, "Kernel Structure Discovery for Gaussian Process
+       Classification", dissertation (Part III of the Computer Science Tripos),
+       University of Cambridge, 2014, §4.2.3.
     """
 
     name = "bic_light"

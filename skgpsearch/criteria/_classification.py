@@ -11,7 +11,7 @@ __all__ = ["CVAccuracy"]
 
 
 class CVAccuracy(Criterion):
-    """Cross-validated training accuracy with the hyperparameters held fixed (seed 001 §4.2.4).
+    """Cross-validated training accuracy with the hyperparameters held fixed (Mrkšić 2014, §4.2.4).
 
     The data is split into ``cv`` stratified folds; for each fold the GP with
     the *fitted* hyperparameters (not refitted) is conditioned on the other
@@ -20,13 +20,20 @@ class CVAccuracy(Criterion):
     search guided by it stops only when no candidate raises the accuracy or
     at ``max_depth``. For a one-vs-rest multi-class classifier it is the mean
     of the binary problems' accuracies. Called with other data, the
-    cross-validation runs on that data.
+    cross-validation runs on that data. The criterion is one of those of the
+    GP-classification structure search of [1]_.
 
     Parameters
     ----------
     cv : int, default=10
         Number of stratified folds (shuffled with a fixed seed, so every
         candidate sees the same splits).
+
+    References
+    ----------
+    .. [1] N. Mrkšić, "Kernel Structure Discovery for Gaussian Process
+       Classification", dissertation (Part III of the Computer Science Tripos),
+       University of Cambridge, 2014, §4.2.4.
     """
 
     name = "cv_accuracy"

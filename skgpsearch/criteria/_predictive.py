@@ -48,7 +48,13 @@ class LOO(Criterion):
     """Closed-form leave-one-out log predictive density Σ_i log p(y_i | y_−i, θ̂), in nats.
 
     Hyperparameters are those of the fitted model (no refit per point). On data
-    other than the training data, the same quantity for that data.
+    other than the training data, the same quantity for that data. The closed
+    form is that of R&W §5.4.2 [1]_.
+
+    References
+    ----------
+    .. [1] C. E. Rasmussen and C. K. I. Williams, "Gaussian Processes for Machine
+       Learning", MIT Press, 2006, §5.4.2.
     """
 
     name = "loo"
@@ -64,7 +70,15 @@ class LOO(Criterion):
 
 
 class LOOMSE(Criterion):
-    """Negative closed-form leave-one-out mean squared error (original units), greater is better."""
+    """Negative closed-form leave-one-out mean squared error (original units), greater is better.
+
+    The leave-one-out means are those of :class:`LOO` (R&W §5.4.2 [1]_).
+
+    References
+    ----------
+    .. [1] C. E. Rasmussen and C. K. I. Williams, "Gaussian Processes for Machine
+       Learning", MIT Press, 2006, §5.4.2.
+    """
 
     name = "loo_mse"
 
@@ -80,7 +94,12 @@ class MSLL(Criterion):
 
     The loss of each test point is −log N(y_i | μ_i, σ_i² + σ_n²) minus that of
     a Gaussian with the training targets' mean and variance; 0 is the trivial
-    model, positive values are better than it.
+    model, positive values are better than it (R&W §2.5 [1]_).
+
+    References
+    ----------
+    .. [1] C. E. Rasmussen and C. K. I. Williams, "Gaussian Processes for Machine
+       Learning", MIT Press, 2006, §2.5, eq. 2.34.
     """
 
     name = "msll"
@@ -96,7 +115,15 @@ class MSLL(Criterion):
 
 
 class SMSE(Criterion):
-    """Negative standardised mean squared error on test data: −mean((y − μ)²)/var(y), greater is better."""
+    """Negative standardised mean squared error on test data: −mean((y − μ)²)/var(y), greater is better.
+
+    The standardised mean squared error of R&W §2.5 [1]_, negated.
+
+    References
+    ----------
+    .. [1] C. E. Rasmussen and C. K. I. Williams, "Gaussian Processes for Machine
+       Learning", MIT Press, 2006, §2.5.
+    """
 
     name = "smse"
 

@@ -206,9 +206,10 @@ class CompositionalGrammar(Grammar):
     any other base kernel B'. Subexpressions are the nodes of the canonical
     tree: the whole structure and, recursively, every operand of a sum or
     product (for an n-ary sum, ``S + B`` at a sub-sum equals ``S + B`` at the
-    whole sum by associativity, so only nodes are enumerated).
+    whole sum by associativity, so only nodes are enumerated). This is the
+    grammar of [1]_.
 
-    With ``change_operators`` (Lloyd et al. 2014), every subexpression S
+    With ``change_operators`` (Lloyd et al. 2014 [2]_), every subexpression S
     also becomes ``CP(c, S, S)`` and ``CW(c, S, S)`` (the structure changes
     its hyperparameters at a point, or inside a window) and the "switch-off"
     forms ``CP(c, S, C)``, ``CP(c, C, S)``, ``CW(c, S, C)`` and
@@ -222,6 +223,15 @@ class CompositionalGrammar(Grammar):
         Change operators to insert (none: the grammar of Duvenaud et al.).
     kernels_per_column, max_terms, max_factors, baselines, prune
         See :class:`Grammar`.
+
+    References
+    ----------
+    .. [1] D. Duvenaud, J. R. Lloyd, R. Grosse, J. B. Tenenbaum and
+       Z. Ghahramani, "Structure Discovery in Nonparametric Regression through
+       Compositional Kernel Search", ICML 2013, PMLR 28, 1166–1174.
+    .. [2] J. R. Lloyd, D. Duvenaud, R. Grosse, J. B. Tenenbaum and
+       Z. Ghahramani, "Automatic Construction and Natural-Language Description
+       of Nonparametric Regression Models", AAAI 2014, 1242–1250.
 
     Examples
     --------
@@ -278,20 +288,27 @@ class CompositionalGrammar(Grammar):
 
 
 class SumOfProductsGrammar(Grammar):
-    """The sum-of-products grammar of the GP-classification search (seed 001, §4.1.2).
+    """The sum-of-products grammar of the GP-classification search (Mrkšić 2014, §4.1.2).
 
     With the structure written as a sum of terms ``K_1 + ... + K_m``, the
     children are ``K + B`` and ``K_1 + ... + K_j * B + ... + K_m`` for every
     base kernel B of the base set and every term j: ``|B| * (m + 1)``
     candidates before deduplication (``D * (m + 1)`` with one kind per column),
     plus the pruned structures (see ``prune``). Starting from base kernels,
-    every structure it reaches is a sum of products of base kernels.
+    every structure it reaches is a sum of products of base kernels. It is
+    the grammar of the GP-classification structure search of [1]_.
 
     Parameters
     ----------
     base_kernels : sequence of str, default=("SE",)
     kernels_per_column, max_terms, max_factors
         See :class:`Grammar`.
+
+    References
+    ----------
+    .. [1] N. Mrkšić, "Kernel Structure Discovery for Gaussian Process
+       Classification", dissertation (Part III of the Computer Science Tripos),
+       University of Cambridge, 2014, §4.1.2.
 
     Examples
     --------
