@@ -7,6 +7,10 @@ test-set losses (``msll``, ``smse``) negated. Every criterion works as the
 selection tools.
 """
 
+from __future__ import annotations
+
+from collections.abc import Callable
+
 from ._asc import ASCBayes, ASCBeta
 from ._base import AIC, BIC, BICLight, Criterion, LogMarginalLikelihood
 from ._classification import CVAccuracy
@@ -20,12 +24,12 @@ _CRITERIA = {
 }
 
 
-def criterion_names():
+def criterion_names() -> tuple[str, ...]:
     """Names accepted by :func:`get_criterion` and by the estimators' ``criterion``."""
     return tuple(sorted(_CRITERIA))
 
 
-def get_criterion(criterion):
+def get_criterion(criterion: str | Callable[..., float]) -> Criterion | Callable[..., float]:
     """A criterion object from a name (case-insensitive), or a callable passed through.
 
     Raises

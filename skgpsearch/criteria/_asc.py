@@ -24,12 +24,17 @@ mean function), as the estimators normalise them.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 from scipy.linalg import LinAlgError, cho_factor, cho_solve
 from scipy.special import logsumexp
 
 from ._base import Criterion
+
+if TYPE_CHECKING:
+    from sklearn.gaussian_process.kernels import Kernel
 
 __all__ = ["ASCBayes", "ASCBeta", "gaussian_product_integral", "posterior_agreement"]
 
@@ -40,7 +45,7 @@ def _logdet(C):
     return 2.0 * float(np.sum(np.log(np.diag(C[0]))))
 
 
-def gaussian_product_integral(precisions, shifts):
+def gaussian_product_integral(precisions: Sequence[np.ndarray], shifts: Sequence[np.ndarray]) -> float:
     """log ∫ Π_k N(f | P_k^{-1} b_k, P_k^{-1}) df for precisions P_k and shifts b_k = P_k μ_k.
 
     log ∫ = Σ_k [½ log|P_k| − ½ b_k^T P_k^{-1} b_k] + ½ b^T P^{-1} b − ½ log|P| − (K − 1)(M/2) log 2π
@@ -81,7 +86,17 @@ def _half_posteriors(kernel, noise, X_half, y_half, X_latent, K_latent_inv, vari
     return 0.5 * (Lam + Lam.T), r
 
 
-def posterior_agreement(kernel, noise, X, y, variant, n_partitions=256, n_points=2, random_state=0, max_condition=1e8):
+def posterior_agreement(
+    kernel: Kernel,
+    noise: float,
+    X: np.ndarray,
+    y: np.ndarray,
+    variant: Literal["bayes", "beta"],
+    n_partitions: int = 256,
+    n_points: int = 2,
+    random_state: int | np.random.Generator | None = 0,
+    max_condition: float = 1e8,
+) -> tuple[float, int]:
     """Log-mean-exp over random halvings of log η (see the module docstring).
 
     Returns
@@ -133,7 +148,7 @@ def posterior_agreement(kernel, noise, X, y, variant, n_partitions=256, n_points
 class _ASC(Criterion):
     variant = None
 
-    def __init__(self, n_partitions=256, n_points=2, random_state=0):
+    def __init__(self, n_partitions: int = 256, n_points: int = 2, random_state: int = 0) -> None:
         self.n_partitions = n_partitions
         self.n_points = n_points
         self.random_state = random_state

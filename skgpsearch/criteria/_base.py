@@ -3,6 +3,13 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
+    from ..grammar import Expr
 
 
 __all__ = ["Criterion", "LogMarginalLikelihood", "AIC", "BIC", "BICLight"]
@@ -37,7 +44,7 @@ class Criterion:
     #: True when the criterion applies to GP regression.
     regression = True
 
-    def __call__(self, estimator, X, y):
+    def __call__(self, estimator: Any, X: ArrayLike, y: ArrayLike) -> float:
         from ._adapters import criterion_target
 
         estimator, X = criterion_target(estimator, X)
@@ -52,7 +59,7 @@ class Criterion:
             )
         return self.combine([self._score(view, X_part, y_part) for view, X_part, y_part in parts(X, y)])
 
-    def combine(self, values):
+    def combine(self, values: Iterable[float]) -> float:
         """One value from the values of the binary problems of a one-vs-rest classifier."""
         return float(sum(values))
 
@@ -60,7 +67,7 @@ class Criterion:
         lml = estimator.log_marginal_likelihood_on(X, y)
         return self.from_evidence(lml, estimator.n_hyperparameters_, len(y), estimator.structure_)
 
-    def from_evidence(self, lml, k, n, structure=None):
+    def from_evidence(self, lml: float, k: int, n: int, structure: Expr | None = None) -> float:
         """Criterion value from the log marginal likelihood, ``k``, ``n`` and the structure."""
         raise NotImplementedError
 
@@ -90,7 +97,7 @@ class LogMarginalLikelihood(Criterion):
     evidence_only = True
     classification = True
 
-    def from_evidence(self, lml, k, n, structure=None):
+    def from_evidence(self, lml: float, k: int, n: int, structure: Expr | None = None) -> float:
         return float(lml)
 
 
@@ -111,7 +118,7 @@ class AIC(Criterion):
     evidence_only = True
     classification = True
 
-    def from_evidence(self, lml, k, n, structure=None):
+    def from_evidence(self, lml: float, k: int, n: int, structure: Expr | None = None) -> float:
         return float(lml) - k
 
 
@@ -136,7 +143,7 @@ class BIC(Criterion):
     evidence_only = True
     classification = True
 
-    def from_evidence(self, lml, k, n, structure=None):
+    def from_evidence(self, lml: float, k: int, n: int, structure: Expr | None = None) -> float:
         return float(lml) - 0.5 * k * math.log(n)
 
 
@@ -161,7 +168,7 @@ class BICLight(Criterion):
     evidence_only = True
     classification = True
 
-    def from_evidence(self, lml, k, n, structure=None):
+    def from_evidence(self, lml: float, k: int, n: int, structure: Expr | None = None) -> float:
         if structure is None:
             raise ValueError("bic_light needs the structure (its number of base kernels).")
         return float(lml) - 0.5 * structure.n_base_kernels * math.log(n)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import numpy as np
 
 from .._engine._linalg import NumericalError
@@ -40,7 +42,7 @@ class CVAccuracy(Criterion):
     classification = True
     regression = False
 
-    def __init__(self, cv=10):
+    def __init__(self, cv: int = 10) -> None:
         self.cv = cv
 
     def _score(self, estimator, X, y):
@@ -64,7 +66,7 @@ class CVAccuracy(Criterion):
             correct += int(np.sum(np.where(latent > 0, 1.0, -1.0) == y[test]))
         return correct / len(y)
 
-    def combine(self, values):
+    def combine(self, values: Iterable[float]) -> float:
         return float(np.mean(values))
 
     def __eq__(self, other):

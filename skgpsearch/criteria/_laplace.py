@@ -26,6 +26,8 @@ small (about 1 percentage point; see ``benchmarks/seed004_kernel_search.py``).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -33,12 +35,17 @@ from .._engine._linalg import NumericalError
 from ._base import Criterion
 from ._priors import HyperPrior
 
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
 __all__ = ["MAP", "Laplace", "Laplace0", "LaplaceAIC", "LaplaceBIC", "laplace_log_evidence", "log_posterior_hessian"]
 
 _LOG_2PI = math.log(2.0 * math.pi)
 
 
-def log_posterior_hessian(objective, theta, prior_precision, step=1e-4):
+def log_posterior_hessian(
+    objective: Callable[..., Any], theta: ArrayLike, prior_precision: np.ndarray, step: float = 1e-4
+) -> np.ndarray:
     """H = −∇∇ log p(y, θ) at ``theta`` by central differences of the analytic gradient."""
     theta = np.asarray(theta, dtype=float)
     u = theta.size
@@ -53,7 +60,14 @@ def log_posterior_hessian(objective, theta, prior_precision, step=1e-4):
     return H + prior_precision
 
 
-def laplace_log_evidence(objective, theta, log_prior, prior_precision, r=None, n=None):
+def laplace_log_evidence(
+    objective: Callable[..., Any],
+    theta: np.ndarray,
+    log_prior: float,
+    prior_precision: np.ndarray,
+    r: float | None = None,
+    n: int | None = None,
+) -> float:
     """Laplace approximation of log ∫ p(y|θ) p(θ) dθ around ``theta`` (see module docstring).
 
     Parameters
@@ -90,7 +104,7 @@ class _PosteriorCriterion(Criterion):
 
     classification = True
 
-    def __init__(self, prior=None):
+    def __init__(self, prior: HyperPrior | None = None) -> None:
         self.prior = prior
 
     def _parts(self, estimator, X, y):

@@ -12,18 +12,26 @@ so all n held-out densities cost one Cholesky factorisation.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .._engine._linalg import NumericalError, cholesky_inverse, cholesky_solve, jittered_cholesky
 from ._base import Criterion
 
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+    from sklearn.model_selection import BaseCrossValidator
+
+    from .._engine._regression import RegressionObjective
+
 __all__ = ["LOO", "LOOMSE", "KFoldCV", "MSLL", "SMSE", "loo_predictive"]
 
 _LOG_2PI = math.log(2.0 * math.pi)
 
 
-def loo_predictive(objective, theta):
+def loo_predictive(objective: RegressionObjective, theta: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     """Leave-one-out means and variances (fitting scale) at fixed hyperparameters."""
     K = objective.covariance(np.asarray(theta, dtype=float))
     L, _ = jittered_cholesky(K)
@@ -154,7 +162,11 @@ class KFoldCV(Criterion):
 
     name = "kfold"
 
-    def __init__(self, cv=5, scoring=None):
+    def __init__(
+        self,
+        cv: int | BaseCrossValidator | Iterable[Any] | None = 5,
+        scoring: str | Callable[..., float] | None = None,
+    ) -> None:
         self.cv = cv
         self.scoring = scoring
 

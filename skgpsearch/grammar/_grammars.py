@@ -9,6 +9,8 @@ decides which children to fit.
 from __future__ import annotations
 
 import numbers
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from ._expr import CHANGE_OPERATORS, Base, Change, Expr, add, multiply
 from ._kinds import KINDS, get_kind
@@ -50,8 +52,16 @@ class Grammar:
 
     default_base_kernels = ("SE",)
 
-    def __init__(self, base_kernels=None, *, kernels_per_column=None, max_terms=None, max_factors=None,
-                 baselines=False, prune=True):
+    def __init__(
+        self,
+        base_kernels: Sequence[str] | None = None,
+        *,
+        kernels_per_column: Mapping[int, Sequence[str]] | None = None,
+        max_terms: int | None = None,
+        max_factors: int | None = None,
+        baselines: bool = False,
+        prune: bool = True,
+    ) -> None:
         self.base_kernels = base_kernels
         self.kernels_per_column = kernels_per_column
         self.max_terms = max_terms
@@ -60,7 +70,7 @@ class Grammar:
         self.prune = prune
 
     # -- parameters ---------------------------------------------------------
-    def get_params(self, deep=True):
+    def get_params(self, deep: bool = True) -> dict[str, Any]:
         """Constructor parameters (for repr, equality and cloning with ``sklearn.base.clone``)."""
         return {
             "base_kernels": self.base_kernels,
@@ -100,7 +110,7 @@ class Grammar:
             ):
                 raise ValueError(f"{name} must be a positive integer or None, got {value!r}.")
 
-    def base_set(self, n_features):
+    def base_set(self, n_features: int) -> list[Base]:
         """All base kernels the grammar may insert, in canonical order.
 
         Parameters
@@ -135,12 +145,12 @@ class Grammar:
             raise ValueError("The grammar has no base kernels: check base_kernels and kernels_per_column.")
         return sorted(bases)
 
-    def initial(self, n_features):
+    def initial(self, n_features: int) -> list[Expr]:
         """Starting structures of a search: every base kernel of the base set, then the baselines."""
         bases = [b for b in self.base_set(n_features) if self.admits(b)]
         return bases + [e for e in self.baseline_structures(n_features) if e not in bases]
 
-    def baseline_structures(self, n_features):
+    def baseline_structures(self, n_features: int) -> list[Expr]:
         """The ARD product and the additive sum of per-column SE kernels (see ``baselines``).
 
         Empty without ``baselines``, or when fewer than two columns admit SE.
@@ -149,7 +159,7 @@ class Grammar:
             return []
         return self.standard_structures(n_features)
 
-    def standard_structures(self, n_features):
+    def standard_structures(self, n_features: int) -> list[Expr]:
         """The ARD product and the additive sum of per-column SE kernels, whatever ``baselines`` says.
 
         Empty when fewer than two columns admit SE or the size restrictions exclude them.
@@ -160,7 +170,7 @@ class Grammar:
         ses = [Base("SE", c) for c in columns]
         return [e for e in (multiply(*ses), add(*ses)) if self.admits(e)]
 
-    def admits(self, expr):
+    def admits(self, expr: Expr) -> bool:
         """Whether ``expr`` satisfies the size restrictions."""
         if self.max_terms is not None and expr.n_terms > self.max_terms:
             return False
@@ -168,7 +178,7 @@ class Grammar:
             return False
         return True
 
-    def expand(self, expr, n_features):
+    def expand(self, expr: Expr, n_features: int) -> list[Expr]:
         """Canonical, unique children of ``expr`` that satisfy the restrictions.
 
         The parent itself (a child that simplifies back to it) is never listed.
@@ -184,7 +194,7 @@ class Grammar:
                 children[child] = child
         return list(children)
 
-    def n_candidates(self, expr, n_features):
+    def n_candidates(self, expr: Expr, n_features: int) -> int:
         """Number of children before deduplication and restrictions."""
         return sum(1 for _ in self._all_candidates(expr, self.base_set(n_features)))
 
@@ -243,13 +253,22 @@ class CompositionalGrammar(Grammar):
 
     default_base_kernels = ("SE", "RQ", "PER", "LIN")
 
-    def __init__(self, base_kernels=None, *, change_operators=(), kernels_per_column=None, max_terms=None,
-                 max_factors=None, baselines=False, prune=True):
+    def __init__(
+        self,
+        base_kernels: Sequence[str] | None = None,
+        *,
+        change_operators: Sequence[str] | str = (),
+        kernels_per_column: Mapping[int, Sequence[str]] | None = None,
+        max_terms: int | None = None,
+        max_factors: int | None = None,
+        baselines: bool = False,
+        prune: bool = True,
+    ) -> None:
         super().__init__(base_kernels, kernels_per_column=kernels_per_column, max_terms=max_terms,
                          max_factors=max_factors, baselines=baselines, prune=prune)
         self.change_operators = change_operators
 
-    def get_params(self, deep=True):
+    def get_params(self, deep: bool = True) -> dict[str, Any]:
         return {**super().get_params(deep), "change_operators": self.change_operators}
 
     def _operators(self):
@@ -263,7 +282,7 @@ class CompositionalGrammar(Grammar):
             raise ValueError(f"Unknown change operator {unknown[0]!r}; known are: {', '.join(CHANGE_OPERATORS)}.")
         return names
 
-    def change_columns(self, n_features):
+    def change_columns(self, n_features: int) -> list[int]:
         """Columns a change operator may switch on: those with base kernels (none without operators)."""
         if not self._operators():
             return []
@@ -348,7 +367,7 @@ _GRAMMARS = {
 }
 
 
-def get_grammar(grammar, **params):
+def get_grammar(grammar: str | Grammar, **params: Any) -> Grammar:
     """A grammar from its name (``"compositional"``/``"cks"``, ``"sum_of_products"``/``"sop"``) or instance.
 
     Extra keyword arguments are passed to the constructor when a name is given.
