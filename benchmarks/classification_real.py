@@ -1,4 +1,4 @@
-"""Seed 001 Table 4.5: classification error by 10-fold CV on Breast, Pima, Liver, Heart.
+"""Mrkšić 2014, Table 4.5: classification error by 10-fold CV on Breast, Pima, Liver, Heart.
 
 Protocol: stratified 10-fold cross-validation (90/10 splits, shuffled with seed 0), the same
 folds for every method. Methods: CompositionalGPClassifier with the criteria bic, aic,
@@ -39,7 +39,7 @@ from skgpsearch.grammar import SumOfProductsGrammar
 DATA = Path(__file__).resolve().parents[2] / "shared" / "datasets"
 RESULTS = Path(__file__).resolve().parent / "results" / "classification_real.json"
 
-#: Published errors (%) of seed 001 Table 4.5 (10-fold CV).
+#: Published errors (%) of Mrkšić 2014, Table 4.5 (10-fold CV).
 PUBLISHED = {
     "Logistic regression": {"breast449": 7.61, "pima": 24.39, "liver": 45.06, "heart_cleveland": 16.08},
     "GP SE (ARD)": {"breast449": 4.73, "pima": 23.72, "liver": 31.24, "heart_cleveland": 20.64},

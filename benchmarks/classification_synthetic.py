@@ -1,4 +1,4 @@
-"""Seed 001 §4.3 (Table 4.2) and §5.1 / Appendix B: synthetic GP-classification experiments.
+"""Mrkšić 2014, §4.3 (Table 4.2) and §5.1 / Appendix B: synthetic GP-classification experiments.
 
 ``recovery``: for each of the thesis' ten structures (D = 3, 4, 10), one latent function is
 drawn from the GP prior (inputs standard normal, every SE lengthscale 1, unit variance per
@@ -32,7 +32,7 @@ from skgpsearch.grammar import parse
 from skgpsearch.grammar._grammars import SumOfProductsGrammar
 from skgpsearch.kernels import to_kernel
 
-#: The ten structures of seed 001 Table 4.2 (its 1-based dimensions, here 0-based) and D.
+#: The ten structures of Mrkšić 2014, Table 4.2 (its 1-based dimensions, here 0-based) and D.
 STRUCTURES = [
     ("SE(0)", 3),
     ("SE(1) + SE(1) + SE(1)", 3),

@@ -1,4 +1,4 @@
-"""Seed 000 §3 (Fig. 3): which criterion ranks the data-generating kernel first?
+"""Fischer et al. 2016, §3 (Fig. 3): which criterion ranks the data-generating kernel first?
 
 Data: 1-D GP draws from a teacher kernel (SE, RQ, EXP = M12, PER; unit variance,
 lengthscale 1, RQ alpha 0.5, PER period 2.5), inputs uniform on [0, 10], noise

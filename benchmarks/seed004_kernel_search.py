@@ -1,15 +1,15 @@
-"""Seed 004 §4.2 / Appendix A.2: does a criterion let CKS recover the generating kernel?
+"""Besginow et al. 2024, §4.2 / Appendix A.2: does a criterion let CKS recover the generating kernel?
 
 Data: draws of GPs with kernels LIN, SE, M32 and SE+SE on x ~ U(0, 5) (unit variances, SE and
-M32 lengthscale 0.7, LIN offset 0, noise standard deviation 0.1), N training points. Seed 004's
+M32 lengthscale 0.7, LIN offset 0, noise standard deviation 0.1), N training points. The paper's
 base kernels carry no amplitude, so its SE+SE differs from SE; ours do, so SE+SE with equal
 lengthscales would be the SE family -- here its two SEs have lengthscales 0.3 and 3.
 Search: greedy CKS up to 3 base kernels (depth 3) from {SE, LIN, M32}, for each criterion.
 Reported: % of runs whose chosen structure is the generating one, and the median test log
 likelihood log p(y* | X*, θ̂) of the chosen models on a fresh draw of the same GP (the
-seed's definition: the fitted hyperparameters evaluated on new data, no refit).
+paper's definition: the fitted hyperparameters evaluated on new data, no refit).
 
-Hyperparameters are fitted as in the seed (Appendix A): by the log marginal likelihood for
+Hyperparameters are fitted as in the paper (Appendix A): by the log marginal likelihood for
 lml, aic and bic, by the log posterior (``objective="map"``, the same hyperprior as the
 criterion) for map and the Laplace variants, so that the Laplace Hessian is taken at the
 posterior mode its formula assumes (``--posterior-objective lml`` fits everything by lml).
@@ -41,7 +41,7 @@ GENERATORS = {
     + ActiveColumns(SE(variance=1.0, lengthscale=3.0), [0]),
 }
 CRITERIA = ("lml", "map", "aic", "bic", "laplace_0", "laplace_aic", "laplace_bic")
-#: criteria that use the hyperprior: fitted by the log posterior in the seed
+#: criteria that use the hyperprior: fitted by the log posterior in Besginow et al. 2024
 POSTERIOR_CRITERIA = ("map", "laplace", "laplace_0", "laplace_aic", "laplace_bic")
 NOISE_SD = 0.1
 

@@ -135,6 +135,25 @@ def escape_absolute_value_bars(app, what, name, obj, options, lines) -> None:
             literal_indent = indent
 
 
+# numpydoc "References" sections number their entries ``.. [1]`` in every
+# docstring, but the API page holds many docstrings and docutils wants footnote
+# labels unique per page. Each docstring's labels get the object's name
+# (auto-numbered footnotes ``[#name-1]``), in the definitions and the ``[1]_``
+# references alike.
+_FOOTNOTE_DEFINITION = re.compile(r"^(\s*\.\. )\[(\d+)\](?=\s)")
+_FOOTNOTE_REFERENCE = re.compile(r"(?<![\w\]])\[(\d+)\]_")
+
+
+def number_footnotes_per_object(app, what, name, obj, options, lines) -> None:
+    """``autodoc-process-docstring`` handler: make numbered footnote labels unique per object."""
+    if not any(_FOOTNOTE_DEFINITION.match(line) for line in lines):
+        return
+    key = re.sub(r"[^0-9A-Za-z]+", "-", name).strip("-").lower()
+    for i, line in enumerate(lines):
+        line = _FOOTNOTE_DEFINITION.sub(lambda m: f"{m.group(1)}[#{key}-{m.group(2)}]", line)
+        lines[i] = _FOOTNOTE_REFERENCE.sub(lambda m: f"[#{key}-{m.group(1)}]_", line)
+
+
 # Constants exported by a package (``skgpsearch.criteria.DEFAULT_PRIOR_SD``,
 # documented with ``autodata`` in api.rst) carry their ``#:`` doc comment in
 # the private submodule that defines them, where autodoc does not look.
@@ -303,4 +322,5 @@ def setup(app):
     app.connect("builder-inited", _on_builder_inited)
     app.connect("autodoc-process-docstring", add_constant_docs)
     app.connect("autodoc-process-docstring", escape_absolute_value_bars)
+    app.connect("autodoc-process-docstring", number_footnotes_per_object)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

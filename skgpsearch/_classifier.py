@@ -30,7 +30,7 @@ class CompositionalGPClassifier(StructureSearchMixin, ClassifierMixin, BaseEstim
 
     ``fit`` searches sums of products of base kernels (by default one
     squared-exponential kernel per input column, the sum-of-products grammar
-    of seed 001 §4.1.2), fits every candidate's kernel hyperparameters, a
+    of Mrkšić 2014, §4.1.2), fits every candidate's kernel hyperparameters, a
     constant latent mean and the likelihood's parameters by maximising the
     Laplace-approximate log marginal likelihood (R&W §3.4, §5.5.1), scores
     each candidate with a criterion (default "BIC light") and keeps the best.
@@ -48,20 +48,20 @@ class CompositionalGPClassifier(StructureSearchMixin, ClassifierMixin, BaseEstim
         :class:`CompositionalGPRegressor`). Ignored when ``grammar`` is a
         :class:`~skgpsearch.grammar.Grammar` instance.
     grammar : {"sum_of_products", "compositional"} or Grammar, default="sum_of_products"
-        The sum-of-products grammar of seed 001 (add a base kernel as a new
+        The sum-of-products grammar of Mrkšić 2014 (add a base kernel as a new
         term, or multiply one term by a base kernel) or the full
         compositional grammar.
     criterion : str or callable, default="bic_light"
-        ``"bic_light"`` (−½ BIC counting base kernels only, seed 001 §4.2.3),
+        ``"bic_light"`` (−½ BIC counting base kernels only, Mrkšić 2014, §4.2.3),
         ``"bic"``, ``"aic"``, ``"lml"``, ``"laplace"``, ``"laplace_0"``,
         ``"laplace_aic"``, ``"laplace_bic"`` (Laplace-approximate evidence
-        integrated over the hyperparameters, seed 004), ``"cv_accuracy"``
+        integrated over the hyperparameters, Besginow et al. 2024), ``"cv_accuracy"``
         (10-fold cross-validated accuracy with the fitted hyperparameters,
-        seed 001 §4.2.4; it has no complexity penalty, so ``max_depth`` is its
+        Mrkšić 2014, §4.2.4; it has no complexity penalty, so ``max_depth`` is its
         guard), or a callable ``(estimator, X, y) -> float`` (it receives a
         binary model and labels in {−1, +1}).
     likelihood : {"probit", "logistic", "robust"}, default="probit"
-        ``"probit"`` Φ(y f) (as in seed 001), ``"logistic"`` σ(y f), or
+        ``"probit"`` Φ(y f) (as in Mrkšić 2014), ``"logistic"`` σ(y f), or
         ``"robust"`` ε/2 + (1 − ε) Φ(y f) whose outlier rate ε (label noise
         far from the boundary) is learned.
     max_depth : int, default=6
@@ -73,7 +73,7 @@ class CompositionalGPClassifier(StructureSearchMixin, ClassifierMixin, BaseEstim
         top of the warm start from the parent.
     discrete_features : "auto", bool, array-like of int or bool, default="auto"
         Columns whose lengthscales may not be shorter than their smallest gap
-        between distinct values (seed 001 §4.4.1: otherwise the GP fits
+        between distinct values (Mrkšić 2014, §4.4.1: otherwise the GP fits
         isolated values of a discretised feature). ``"auto"``: columns with at
         most ``max(20, n_samples // 4)`` distinct values; ``False``: none;
         ``True``: all; or a mask / list of column indices. Every other
@@ -113,8 +113,8 @@ class CompositionalGPClassifier(StructureSearchMixin, ClassifierMixin, BaseEstim
         ``None``: predict with the chosen model. An int ``k >= 2``: per binary
         problem, ``predict_proba`` averages the class probabilities of the
         ``k`` best fitted structures, weighted by exp(criterion − best
-        criterion) (models below 1e-6 of the best's weight are dropped; seed
-        001 §5.2 averages over the searched models too). ``structure_`` and
+        criterion) (models below 1e-6 of the best's weight are dropped; Mrkšić
+        2014, §5.2 averages over the searched models too). ``structure_`` and
         ``describe`` keep the chosen model.
 
     Attributes

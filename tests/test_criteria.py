@@ -41,7 +41,7 @@ def test_information_criteria_equal_the_hand_formulas(model):
     assert AIC()(model, X, y) == pytest.approx(lml - k)
     assert BIC()(model, X, y) == pytest.approx(lml - 0.5 * k * math.log(len(y)))
     assert get_criterion("lml")(model, X, y) == pytest.approx(lml)
-    # BIC light counts base kernels only (seed 001 §4.2.3): SE and LIN in a depth-2 structure
+    # BIC light counts base kernels only (Mrkšić 2014, §4.2.3): SE and LIN in a depth-2 structure
     b = len(model.structure_.leaves)
     assert b == model.structure_.n_base_kernels
     assert get_criterion("bic_light")(model, X, y) == pytest.approx(lml - 0.5 * b * math.log(len(y)))
@@ -86,7 +86,7 @@ def test_closed_form_loo_equals_explicit_refits(model):
     assert LOOMSE()(model, X, y) == pytest.approx(-float(np.mean((y - means) ** 2)), rel=1e-8)
 
 
-# -- Laplace: the toy problem of seed 004 (10 points on [0, 1], y = x + noise, SE + noise) --------
+# -- Laplace: the toy problem of Besginow et al. 2024 (10 points on [0, 1], y = x + noise, SE + noise) --
 
 
 def toy_problem():

@@ -12,7 +12,7 @@ name           p(y | f)                                        parameters (theta
 =============  ==============================================  ===========================
 ``logistic``   σ(y f) = 1 / (1 + exp(−y f))                    none
 ``probit``     Φ(y f) (cumulative standard normal)             none
-``robust``     ε/2 + (1 − ε) Φ(y f)  (seed 001 §5.1)           logit ε, ε ∈ [1e-4, 0.5]
+``robust``     ε/2 + (1 − ε) Φ(y f)  (Mrkšić 2014, §5.1)      logit ε, ε ∈ [1e-4, 0.5]
 =============  ==============================================  ===========================
 
 The robust likelihood is a mixture of the probit likelihood and a uniform
@@ -181,7 +181,7 @@ class RobustProbit(Likelihood):
         return np.array([[logit(self.EPSILON_BOUNDS[0]), logit(self.EPSILON_BOUNDS[1])]])
 
     def random_theta(self, rng):
-        # log-uniform over [0.005, 0.4]: the evidence is multimodal in ε (seed 001 §5.1.2
+        # log-uniform over [0.005, 0.4]: the evidence is multimodal in ε (Mrkšić 2014, §5.1.2
         # saw its estimates collapse to 0 or explode from a single start)
         return np.array([logit(math.exp(rng.uniform(math.log(0.005), math.log(0.4))))])
 
@@ -230,6 +230,10 @@ class RobustProbit(Likelihood):
 
 class StudentT(Likelihood):
     """Student-t noise for robust regression: y = f + σ t_ν.
+
+    The observation model of Vanhatalo, Jylänki & Vehtari (2009), "Gaussian
+    process regression with Student-t likelihood" (NIPS 22), whose inference
+    is, as here, the Laplace approximation.
 
     Parameters
     ----------

@@ -24,6 +24,7 @@ _CRITERIA = {
 }
 
 
+<<<<<<< HEAD
 #: The tasks a criterion can apply to (see ``Criterion.regression`` and ``Criterion.classification``).
 TASKS = ("regression", "classification")
 
@@ -57,6 +58,14 @@ def check_criterion_task(criterion, task: str) -> None:
 
 
 def get_criterion(criterion: str | Callable) -> Callable:
+=======
+def criterion_names() -> tuple[str, ...]:
+    """Names accepted by :func:`get_criterion` and by the estimators' ``criterion``."""
+    return tuple(sorted(_CRITERIA))
+
+
+def get_criterion(criterion: str | Callable[..., float]) -> Criterion | Callable[..., float]:
+>>>>>>> refs
     """A criterion object from a name (case-insensitive), or a callable passed through.
 
     Raises

@@ -14,6 +14,8 @@ criteria, ASC, ``kfold``, ``cv_accuracy``) need a skgpsearch estimator.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from sklearn.base import clone
 
@@ -23,7 +25,7 @@ from .._engine._regression import GPPosterior, RegressionObjective
 __all__ = ["criterion_target"]
 
 
-def criterion_target(estimator, X):
+def criterion_target(estimator: Any, X: Any) -> tuple[Any, Any]:
     """(the object a criterion reads, ``X`` as it reaches that object)."""
     from sklearn.gaussian_process import GaussianProcessClassifier, GaussianProcessRegressor
     from sklearn.pipeline import Pipeline

@@ -1,4 +1,4 @@
-"""Approximation set coding (seed 000): posterior agreement of two halves of the data.
+"""Approximation set coding (Fischer et al. 2016): posterior agreement of two halves of the data.
 
 The data is split at random into halves D1, D2; M latent function values f̃
 at M inputs X̃ drawn from the data play the role of the parameters. The
@@ -16,7 +16,7 @@ with p(f̃) = N(0, K̃) the GP prior at X̃ and, for each half i,
 Both are Gaussian, so η is a product-of-Gaussians integral in closed form
 (computed here in precision form). The criterion is the log-mean-exp of η
 over ``n_partitions`` random halvings, in nats; partitions whose matrices are
-numerically singular (seed 000 reports this as frequent) are skipped, and the
+numerically singular (Fischer et al. 2016 report this as frequent) are skipped, and the
 value is ``nan`` only when every partition fails. Targets are centred (zero
 mean function), as the estimators normalise them.
 """
@@ -24,12 +24,17 @@ mean function), as the estimators normalise them.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 from scipy.linalg import LinAlgError, cho_factor, cho_solve
 from scipy.special import logsumexp
 
 from ._base import Criterion
+
+if TYPE_CHECKING:
+    from sklearn.gaussian_process.kernels import Kernel
 
 __all__ = ["ASCBayes", "ASCBeta", "gaussian_product_integral", "posterior_agreement"]
 
@@ -40,7 +45,7 @@ def _logdet(C):
     return 2.0 * float(np.sum(np.log(np.diag(C[0]))))
 
 
-def gaussian_product_integral(precisions, shifts):
+def gaussian_product_integral(precisions: Sequence[np.ndarray], shifts: Sequence[np.ndarray]) -> float:
     """log ∫ Π_k N(f | P_k^{-1} b_k, P_k^{-1}) df for precisions P_k and shifts b_k = P_k μ_k.
 
     log ∫ = Σ_k [½ log|P_k| − ½ b_k^T P_k^{-1} b_k] + ½ b^T P^{-1} b − ½ log|P| − (K − 1)(M/2) log 2π
@@ -81,7 +86,17 @@ def _half_posteriors(kernel, noise, X_half, y_half, X_latent, K_latent_inv, vari
     return 0.5 * (Lam + Lam.T), r
 
 
-def posterior_agreement(kernel, noise, X, y, variant, n_partitions=256, n_points=2, random_state=0, max_condition=1e8):
+def posterior_agreement(
+    kernel: Kernel,
+    noise: float,
+    X: np.ndarray,
+    y: np.ndarray,
+    variant: Literal["bayes", "beta"],
+    n_partitions: int = 256,
+    n_points: int = 2,
+    random_state: int | np.random.Generator | None = 0,
+    max_condition: float = 1e8,
+) -> tuple[float, int]:
     """Log-mean-exp over random halvings of log η (see the module docstring).
 
     Returns
@@ -133,7 +148,7 @@ def posterior_agreement(kernel, noise, X, y, variant, n_partitions=256, n_points
 class _ASC(Criterion):
     variant = None
 
-    def __init__(self, n_partitions=256, n_points=2, random_state=0):
+    def __init__(self, n_partitions: int = 256, n_points: int = 2, random_state: int = 0) -> None:
         self.n_partitions = n_partitions
         self.n_points = n_points
         self.random_state = random_state
@@ -159,7 +174,7 @@ class _ASC(Criterion):
 
 
 class ASCBayes(_ASC):
-    """Bayesian approximation set coding (seed 000 §2.2): log posterior agreement of the GP posteriors.
+    """Bayesian approximation set coding (Fischer et al. 2016, §2.2): log posterior agreement of the GP posteriors.
 
     Parameters
     ----------
@@ -170,6 +185,16 @@ class ASCBayes(_ASC):
         well-conditioned (condition number below 1e8).
     random_state : int, default=0
         Seed of the partitions (fixed, so that candidates are compared on the same halvings).
+
+    Notes
+    -----
+    The criterion is that of [1]_; see the module docstring for the formulas.
+
+    References
+    ----------
+    .. [1] B. Fischer, N. Gorbach, S. Bauer, Y. Bian and J. M. Buhmann, "Model
+       Selection for Gaussian Process Regression by Approximation Set Coding",
+       arXiv:1610.00907, 2016, §2.2.
     """
 
     name = "asc_bayes"
@@ -177,9 +202,16 @@ class ASCBayes(_ASC):
 
 
 class ASCBeta(_ASC):
-    """β-noise approximation set coding (seed 000 §2.2, β = 1): agreement of the maximum-entropy posteriors.
+    """β-noise approximation set coding (Fischer et al. 2016, §2.2, β = 1): agreement of the maximum-entropy posteriors.
 
-    Parameters as for :class:`ASCBayes`.
+    Parameters as for :class:`ASCBayes`. The criterion is that of [1]_ with the
+    noise parameter β = 1.
+
+    References
+    ----------
+    .. [1] B. Fischer, N. Gorbach, S. Bauer, Y. Bian and J. M. Buhmann, "Model
+       Selection for Gaussian Process Regression by Approximation Set Coding",
+       arXiv:1610.00907, 2016, §2.2.
     """
 
     name = "asc_beta"

@@ -3,6 +3,13 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
+    from ..grammar import Expr
 
 
 __all__ = ["Criterion", "LogMarginalLikelihood", "AIC", "BIC", "BICLight"]
@@ -37,7 +44,7 @@ class Criterion:
     #: True when the criterion applies to GP regression.
     regression = True
 
-    def __call__(self, estimator, X, y):
+    def __call__(self, estimator: Any, X: ArrayLike, y: ArrayLike) -> float:
         from ._adapters import criterion_target
 
         estimator, X = criterion_target(estimator, X)
@@ -52,7 +59,7 @@ class Criterion:
             )
         return self.combine([self._score(view, X_part, y_part) for view, X_part, y_part in parts(X, y)])
 
-    def combine(self, values):
+    def combine(self, values: Iterable[float]) -> float:
         """One value from the values of the binary problems of a one-vs-rest classifier."""
         return float(sum(values))
 
@@ -60,7 +67,7 @@ class Criterion:
         lml = estimator.log_marginal_likelihood_on(X, y)
         return self.from_evidence(lml, estimator.n_hyperparameters_, len(y), estimator.structure_)
 
-    def from_evidence(self, lml, k, n, structure=None):
+    def from_evidence(self, lml: float, k: int, n: int, structure: Expr | None = None) -> float:
         """Criterion value from the log marginal likelihood, ``k``, ``n`` and the structure."""
         raise NotImplementedError
 
@@ -78,14 +85,19 @@ class LogMarginalLikelihood(Criterion):
     """The maximised log marginal likelihood log p(y | X, θ̂) (the type-II evidence).
 
     On data other than the training data, the log marginal likelihood of
-    that data under the fitted hyperparameters (no refit).
+    that data under the fitted hyperparameters (no refit). See R&W §5.4.1 [1]_.
+
+    References
+    ----------
+    .. [1] C. E. Rasmussen and C. K. I. Williams, "Gaussian Processes for Machine
+       Learning", MIT Press, 2006, §5.4.1.
     """
 
     name = "lml"
     evidence_only = True
     classification = True
 
-    def from_evidence(self, lml, k, n, structure=None):
+    def from_evidence(self, lml: float, k: int, n: int, structure: Expr | None = None) -> float:
         return float(lml)
 
 
@@ -93,14 +105,20 @@ class AIC(Criterion):
     """Akaike information criterion on the log-evidence scale: −½·AIC = lml − k.
 
     k counts the free kernel hyperparameters and the noise variance. On other
-    data, the fitted hyperparameters are evaluated on that data.
+    data, the fitted hyperparameters are evaluated on that data. The criterion
+    is Akaike's [1]_.
+
+    References
+    ----------
+    .. [1] H. Akaike, "A new look at the statistical model identification",
+       IEEE Transactions on Automatic Control 19(6), 716–723, 1974.
     """
 
     name = "aic"
     evidence_only = True
     classification = True
 
-    def from_evidence(self, lml, k, n, structure=None):
+    def from_evidence(self, lml: float, k: int, n: int, structure: Expr | None = None) -> float:
         return float(lml) - k
 
 
@@ -109,31 +127,48 @@ class BIC(Criterion):
 
     k counts the free kernel hyperparameters and the noise variance, n the
     samples. On other data, the fitted hyperparameters are evaluated on it.
+    The criterion is Schwarz's [1]_; as an approximation of the log evidence
+    it is the large-n limit of the Laplace approximation [2]_.
+
+    References
+    ----------
+    .. [1] G. Schwarz, "Estimating the dimension of a model", The Annals of
+       Statistics 6(2), 461–464, 1978.
+    .. [2] M. Sahani, "Model selection, Hyperparameter optimisation, and
+       Gaussian Processes", lecture slides, Probabilistic & Unsupervised
+       Learning, Gatsby Unit, University College London, 2015.
     """
 
     name = "bic"
     evidence_only = True
     classification = True
 
-    def from_evidence(self, lml, k, n, structure=None):
+    def from_evidence(self, lml: float, k: int, n: int, structure: Expr | None = None) -> float:
         return float(lml) - 0.5 * k * math.log(n)
 
 
 class BICLight(Criterion):
-    """"BIC light" (seed 001 §4.2.3): −½·BIC with k = the number of base kernels of the structure.
+    """"BIC light" (Mrkšić 2014, §4.2.3): −½·BIC with k = the number of base kernels of the structure.
 
     In classification only the lengthscales move the decision boundary, so
     amplitudes (one per additive term), the noise or likelihood parameters and
     the mean are not counted: lml − (b/2) log n with b base kernels. Unlike
     ``bic`` it does not prefer extending a product over adding a new term. On
-    other data, the fitted hyperparameters are evaluated on that data.
+    other data, the fitted hyperparameters are evaluated on that data. The
+    criterion is defined in [1]_ for the GP-classification structure search.
+
+    References
+    ----------
+    .. [1] N. Mrkšić, "Kernel Structure Discovery for Gaussian Process
+       Classification", dissertation (Part III of the Computer Science Tripos),
+       University of Cambridge, 2014, §4.2.3.
     """
 
     name = "bic_light"
     evidence_only = True
     classification = True
 
-    def from_evidence(self, lml, k, n, structure=None):
+    def from_evidence(self, lml: float, k: int, n: int, structure: Expr | None = None) -> float:
         if structure is None:
             raise ValueError("bic_light needs the structure (its number of base kernels).")
         return float(lml) - 0.5 * structure.n_base_kernels * math.log(n)

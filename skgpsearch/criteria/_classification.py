@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import numpy as np
 
 from .._engine._linalg import NumericalError
@@ -11,7 +13,7 @@ __all__ = ["CVAccuracy"]
 
 
 class CVAccuracy(Criterion):
-    """Cross-validated training accuracy with the hyperparameters held fixed (seed 001 §4.2.4).
+    """Cross-validated training accuracy with the hyperparameters held fixed (Mrkšić 2014, §4.2.4).
 
     The data is split into ``cv`` stratified folds; for each fold the GP with
     the *fitted* hyperparameters (not refitted) is conditioned on the other
@@ -20,20 +22,27 @@ class CVAccuracy(Criterion):
     search guided by it stops only when no candidate raises the accuracy or
     at ``max_depth``. For a one-vs-rest multi-class classifier it is the mean
     of the binary problems' accuracies. Called with other data, the
-    cross-validation runs on that data.
+    cross-validation runs on that data. The criterion is one of those of the
+    GP-classification structure search of [1]_.
 
     Parameters
     ----------
     cv : int, default=10
         Number of stratified folds (shuffled with a fixed seed, so every
         candidate sees the same splits).
+
+    References
+    ----------
+    .. [1] N. Mrkšić, "Kernel Structure Discovery for Gaussian Process
+       Classification", dissertation (Part III of the Computer Science Tripos),
+       University of Cambridge, 2014, §4.2.4.
     """
 
     name = "cv_accuracy"
     classification = True
     regression = False
 
-    def __init__(self, cv=10):
+    def __init__(self, cv: int = 10) -> None:
         self.cv = cv
 
     def _score(self, estimator, X, y):
@@ -57,7 +66,7 @@ class CVAccuracy(Criterion):
             correct += int(np.sum(np.where(latent > 0, 1.0, -1.0) == y[test]))
         return correct / len(y)
 
-    def combine(self, values):
+    def combine(self, values: Iterable[float]) -> float:
         return float(np.mean(values))
 
     def __eq__(self, other):

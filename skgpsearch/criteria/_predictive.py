@@ -12,18 +12,26 @@ so all n held-out densities cost one Cholesky factorisation.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .._engine._linalg import NumericalError, cholesky_inverse, cholesky_solve, jittered_cholesky
 from ._base import Criterion
 
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+    from sklearn.model_selection import BaseCrossValidator
+
+    from .._engine._regression import RegressionObjective
+
 __all__ = ["LOO", "LOOMSE", "KFoldCV", "MSLL", "SMSE", "loo_predictive"]
 
 _LOG_2PI = math.log(2.0 * math.pi)
 
 
-def loo_predictive(objective, theta):
+def loo_predictive(objective: RegressionObjective, theta: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     """Leave-one-out means and variances (fitting scale) at fixed hyperparameters."""
     K = objective.covariance(np.asarray(theta, dtype=float))
     L, _ = jittered_cholesky(K)
@@ -48,7 +56,13 @@ class LOO(Criterion):
     """Closed-form leave-one-out log predictive density Σ_i log p(y_i | y_−i, θ̂), in nats.
 
     Hyperparameters are those of the fitted model (no refit per point). On data
-    other than the training data, the same quantity for that data.
+    other than the training data, the same quantity for that data. The closed
+    form is that of R&W §5.4.2 [1]_.
+
+    References
+    ----------
+    .. [1] C. E. Rasmussen and C. K. I. Williams, "Gaussian Processes for Machine
+       Learning", MIT Press, 2006, §5.4.2.
     """
 
     name = "loo"
@@ -64,7 +78,15 @@ class LOO(Criterion):
 
 
 class LOOMSE(Criterion):
-    """Negative closed-form leave-one-out mean squared error (original units), greater is better."""
+    """Negative closed-form leave-one-out mean squared error (original units), greater is better.
+
+    The leave-one-out means are those of :class:`LOO` (R&W §5.4.2 [1]_).
+
+    References
+    ----------
+    .. [1] C. E. Rasmussen and C. K. I. Williams, "Gaussian Processes for Machine
+       Learning", MIT Press, 2006, §5.4.2.
+    """
 
     name = "loo_mse"
 
@@ -80,7 +102,12 @@ class MSLL(Criterion):
 
     The loss of each test point is −log N(y_i | μ_i, σ_i² + σ_n²) minus that of
     a Gaussian with the training targets' mean and variance; 0 is the trivial
-    model, positive values are better than it.
+    model, positive values are better than it (R&W §2.5 [1]_).
+
+    References
+    ----------
+    .. [1] C. E. Rasmussen and C. K. I. Williams, "Gaussian Processes for Machine
+       Learning", MIT Press, 2006, §2.5, eq. 2.34.
     """
 
     name = "msll"
@@ -96,7 +123,15 @@ class MSLL(Criterion):
 
 
 class SMSE(Criterion):
-    """Negative standardised mean squared error on test data: −mean((y − μ)²)/var(y), greater is better."""
+    """Negative standardised mean squared error on test data: −mean((y − μ)²)/var(y), greater is better.
+
+    The standardised mean squared error of R&W §2.5 [1]_, negated.
+
+    References
+    ----------
+    .. [1] C. E. Rasmussen and C. K. I. Williams, "Gaussian Processes for Machine
+       Learning", MIT Press, 2006, §2.5.
+    """
 
     name = "smse"
 
@@ -127,7 +162,11 @@ class KFoldCV(Criterion):
 
     name = "kfold"
 
-    def __init__(self, cv=5, scoring=None):
+    def __init__(
+        self,
+        cv: int | BaseCrossValidator | Iterable[Any] | None = 5,
+        scoring: str | Callable[..., float] | None = None,
+    ) -> None:
         self.cv = cv
         self.scoring = scoring
 

@@ -29,11 +29,19 @@ Override with ``HyperPrior(sd={"lengthscale": 1.0, ...})``.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..grammar import Base, Change
 from ..kernels import change_defaults, default_hyperparameters
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
+    from ..grammar import Expr
+    from ..kernels import DataSummary
 
 __all__ = ["HyperPrior", "DEFAULT_PRIOR_SD"]
 
@@ -64,10 +72,10 @@ class HyperPrior:
         The LIN offset's standard deviation is the range of its column.
     """
 
-    def __init__(self, sd=None):
+    def __init__(self, sd: Mapping[str, float] | None = None) -> None:
         self.sd = sd
 
-    def moments(self, structure, summary):
+    def moments(self, structure: Expr, summary: DataSummary) -> tuple[np.ndarray, np.ndarray]:
         """Prior means and standard deviations, in the order of the structure's ``theta``.
 
         The order is that of :func:`skgpsearch.kernels.to_kernel`: base kernels
@@ -78,7 +86,7 @@ class HyperPrior:
         sd = self.standard_deviations()
         return np.append(means, math.log(0.1 * summary.target_variance)), np.append(sds, sd["noise"])
 
-    def standard_deviations(self):
+    def standard_deviations(self) -> dict[str, float]:
         """The standard deviation per hyperparameter type (defaults and overrides)."""
         sd = dict(DEFAULT_PRIOR_SD)
         unknown = set(self.sd or {}) - set(sd)
@@ -87,7 +95,7 @@ class HyperPrior:
         sd.update(self.sd or {})
         return sd
 
-    def kernel_moments(self, structure, summary):
+    def kernel_moments(self, structure: Expr, summary: DataSummary) -> tuple[np.ndarray, np.ndarray]:
         """Prior means and standard deviations of the kernel hyperparameters only."""
         sd = self.standard_deviations()
         means, sds = [], []
@@ -137,7 +145,9 @@ class HyperPrior:
                 means.append(math.log(init))
                 sds.append(sd["lengthscale"])
 
-    def log_pdf(self, theta, structure, summary, eval_gradient=False):
+    def log_pdf(
+        self, theta: ArrayLike, structure: Expr, summary: DataSummary, eval_gradient: bool = False
+    ) -> float | tuple[float, np.ndarray]:
         """log p(theta), and its gradient if asked."""
         means, sds = self.moments(structure, summary)
         theta = np.asarray(theta, dtype=float)
@@ -149,7 +159,7 @@ class HyperPrior:
             return value
         return value, -z / sds
 
-    def precision(self, structure, summary):
+    def precision(self, structure: Expr, summary: DataSummary) -> np.ndarray:
         """−∇∇ log p(theta): the diagonal matrix of inverse variances."""
         _, sds = self.moments(structure, summary)
         return np.diag(1.0 / sds**2)

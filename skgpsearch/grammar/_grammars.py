@@ -9,6 +9,8 @@ decides which children to fit.
 from __future__ import annotations
 
 import numbers
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from ._expr import CHANGE_OPERATORS, Base, Change, Expr, add, multiply
 from ._kinds import KINDS, get_kind
@@ -50,8 +52,16 @@ class Grammar:
 
     default_base_kernels = ("SE",)
 
-    def __init__(self, base_kernels=None, *, kernels_per_column=None, max_terms=None, max_factors=None,
-                 baselines=False, prune=True):
+    def __init__(
+        self,
+        base_kernels: Sequence[str] | None = None,
+        *,
+        kernels_per_column: Mapping[int, Sequence[str]] | None = None,
+        max_terms: int | None = None,
+        max_factors: int | None = None,
+        baselines: bool = False,
+        prune: bool = True,
+    ) -> None:
         self.base_kernels = base_kernels
         self.kernels_per_column = kernels_per_column
         self.max_terms = max_terms
@@ -60,7 +70,7 @@ class Grammar:
         self.prune = prune
 
     # -- parameters ---------------------------------------------------------
-    def get_params(self, deep=True):
+    def get_params(self, deep: bool = True) -> dict[str, Any]:
         """Constructor parameters (for repr, equality and cloning with ``sklearn.base.clone``)."""
         return {
             "base_kernels": self.base_kernels,
@@ -100,7 +110,7 @@ class Grammar:
             ):
                 raise ValueError(f"{name} must be a positive integer or None, got {value!r}.")
 
-    def base_set(self, n_features):
+    def base_set(self, n_features: int) -> list[Base]:
         """All base kernels the grammar may insert, in canonical order.
 
         Parameters
@@ -135,12 +145,12 @@ class Grammar:
             raise ValueError("The grammar has no base kernels: check base_kernels and kernels_per_column.")
         return sorted(bases)
 
-    def initial(self, n_features):
+    def initial(self, n_features: int) -> list[Expr]:
         """Starting structures of a search: every base kernel of the base set, then the baselines."""
         bases = [b for b in self.base_set(n_features) if self.admits(b)]
         return bases + [e for e in self.baseline_structures(n_features) if e not in bases]
 
-    def baseline_structures(self, n_features):
+    def baseline_structures(self, n_features: int) -> list[Expr]:
         """The ARD product and the additive sum of per-column SE kernels (see ``baselines``).
 
         Empty without ``baselines``, or when fewer than two columns admit SE.
@@ -149,7 +159,7 @@ class Grammar:
             return []
         return self.standard_structures(n_features)
 
-    def standard_structures(self, n_features):
+    def standard_structures(self, n_features: int) -> list[Expr]:
         """The ARD product and the additive sum of per-column SE kernels, whatever ``baselines`` says.
 
         Empty when fewer than two columns admit SE or the size restrictions exclude them.
@@ -160,7 +170,7 @@ class Grammar:
         ses = [Base("SE", c) for c in columns]
         return [e for e in (multiply(*ses), add(*ses)) if self.admits(e)]
 
-    def admits(self, expr):
+    def admits(self, expr: Expr) -> bool:
         """Whether ``expr`` satisfies the size restrictions."""
         if self.max_terms is not None and expr.n_terms > self.max_terms:
             return False
@@ -168,7 +178,7 @@ class Grammar:
             return False
         return True
 
-    def expand(self, expr, n_features):
+    def expand(self, expr: Expr, n_features: int) -> list[Expr]:
         """Canonical, unique children of ``expr`` that satisfy the restrictions.
 
         The parent itself (a child that simplifies back to it) is never listed.
@@ -184,7 +194,7 @@ class Grammar:
                 children[child] = child
         return list(children)
 
-    def n_candidates(self, expr, n_features):
+    def n_candidates(self, expr: Expr, n_features: int) -> int:
         """Number of children before deduplication and restrictions."""
         return sum(1 for _ in self._all_candidates(expr, self.base_set(n_features)))
 
@@ -206,9 +216,10 @@ class CompositionalGrammar(Grammar):
     any other base kernel B'. Subexpressions are the nodes of the canonical
     tree: the whole structure and, recursively, every operand of a sum or
     product (for an n-ary sum, ``S + B`` at a sub-sum equals ``S + B`` at the
-    whole sum by associativity, so only nodes are enumerated).
+    whole sum by associativity, so only nodes are enumerated). This is the
+    grammar of [1]_.
 
-    With ``change_operators`` (Lloyd et al. 2014), every subexpression S
+    With ``change_operators`` (Lloyd et al. 2014 [2]_), every subexpression S
     also becomes ``CP(c, S, S)`` and ``CW(c, S, S)`` (the structure changes
     its hyperparameters at a point, or inside a window) and the "switch-off"
     forms ``CP(c, S, C)``, ``CP(c, C, S)``, ``CW(c, S, C)`` and
@@ -223,6 +234,15 @@ class CompositionalGrammar(Grammar):
     kernels_per_column, max_terms, max_factors, baselines, prune
         See :class:`Grammar`.
 
+    References
+    ----------
+    .. [1] D. Duvenaud, J. R. Lloyd, R. Grosse, J. B. Tenenbaum and
+       Z. Ghahramani, "Structure Discovery in Nonparametric Regression through
+       Compositional Kernel Search", ICML 2013, PMLR 28, 1166–1174.
+    .. [2] J. R. Lloyd, D. Duvenaud, R. Grosse, J. B. Tenenbaum and
+       Z. Ghahramani, "Automatic Construction and Natural-Language Description
+       of Nonparametric Regression Models", AAAI 2014, 1242–1250.
+
     Examples
     --------
     >>> from skgpsearch.grammar import CompositionalGrammar, parse
@@ -233,13 +253,22 @@ class CompositionalGrammar(Grammar):
 
     default_base_kernels = ("SE", "RQ", "PER", "LIN")
 
-    def __init__(self, base_kernels=None, *, change_operators=(), kernels_per_column=None, max_terms=None,
-                 max_factors=None, baselines=False, prune=True):
+    def __init__(
+        self,
+        base_kernels: Sequence[str] | None = None,
+        *,
+        change_operators: Sequence[str] | str = (),
+        kernels_per_column: Mapping[int, Sequence[str]] | None = None,
+        max_terms: int | None = None,
+        max_factors: int | None = None,
+        baselines: bool = False,
+        prune: bool = True,
+    ) -> None:
         super().__init__(base_kernels, kernels_per_column=kernels_per_column, max_terms=max_terms,
                          max_factors=max_factors, baselines=baselines, prune=prune)
         self.change_operators = change_operators
 
-    def get_params(self, deep=True):
+    def get_params(self, deep: bool = True) -> dict[str, Any]:
         return {**super().get_params(deep), "change_operators": self.change_operators}
 
     def _operators(self):
@@ -253,7 +282,7 @@ class CompositionalGrammar(Grammar):
             raise ValueError(f"Unknown change operator {unknown[0]!r}; known are: {', '.join(CHANGE_OPERATORS)}.")
         return names
 
-    def change_columns(self, n_features):
+    def change_columns(self, n_features: int) -> list[int]:
         """Columns a change operator may switch on: those with base kernels (none without operators)."""
         if not self._operators():
             return []
@@ -278,20 +307,27 @@ class CompositionalGrammar(Grammar):
 
 
 class SumOfProductsGrammar(Grammar):
-    """The sum-of-products grammar of the GP-classification search (seed 001, §4.1.2).
+    """The sum-of-products grammar of the GP-classification search (Mrkšić 2014, §4.1.2).
 
     With the structure written as a sum of terms ``K_1 + ... + K_m``, the
     children are ``K + B`` and ``K_1 + ... + K_j * B + ... + K_m`` for every
     base kernel B of the base set and every term j: ``|B| * (m + 1)``
     candidates before deduplication (``D * (m + 1)`` with one kind per column),
     plus the pruned structures (see ``prune``). Starting from base kernels,
-    every structure it reaches is a sum of products of base kernels.
+    every structure it reaches is a sum of products of base kernels. It is
+    the grammar of the GP-classification structure search of [1]_.
 
     Parameters
     ----------
     base_kernels : sequence of str, default=("SE",)
     kernels_per_column, max_terms, max_factors
         See :class:`Grammar`.
+
+    References
+    ----------
+    .. [1] N. Mrkšić, "Kernel Structure Discovery for Gaussian Process
+       Classification", dissertation (Part III of the Computer Science Tripos),
+       University of Cambridge, 2014, §4.1.2.
 
     Examples
     --------
@@ -338,22 +374,22 @@ TASK_DEFAULTS = {
 }
 
 
-def grammar_names():
+def grammar_names() -> tuple[str, ...]:
     """Names accepted by :func:`get_grammar` (aliases included)."""
     return tuple(sorted(_GRAMMARS))
 
 
-def default_grammar(task):
+def default_grammar(task: str) -> str:
     """Name of the default grammar of a task ("regression" or "classification")."""
     return TASK_DEFAULTS[task]["grammar"]
 
 
-def default_base_kernels(task):
+def default_base_kernels(task: str) -> tuple[str, ...]:
     """Names of the default base kernels of a task ("regression" or "classification")."""
     return TASK_DEFAULTS[task]["base_kernels"]
 
 
-def get_grammar(grammar, **params):
+def get_grammar(grammar: str | Grammar, **params: Any) -> Grammar:
     """A grammar from its name (``"compositional"``/``"cks"``, ``"sum_of_products"``/``"sop"``) or instance.
 
     Extra keyword arguments are passed to the constructor when a name is given.

@@ -23,8 +23,14 @@ recursive-descent parser would otherwise run out of stack on hostile input.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
 from ._expr import CHANGE_OPERATORS, Base, Change, add, multiply
 from ._kinds import KINDS
+
+if TYPE_CHECKING:
+    from ._expr import Expr
 
 __all__ = ["MAX_NESTING", "parse"]
 
@@ -233,7 +239,7 @@ class _Parser:
         raise _error(self.text, tok.pos, f"expected a column index or name, found {found}")
 
 
-def parse(text, feature_names=None):
+def parse(text: str, feature_names: Sequence[str] | None = None) -> Expr:
     """Parse the text notation into a canonical expression.
 
     Parameters

@@ -241,7 +241,7 @@ def default_hyperparameters(kind, columns, summary):
         floor = summary.lengthscale_floor_of(columns)
         if floor is not None:
             # discretised features: no lengthscale shorter than the spacing of the values
-            # (seed 001 §4.4.1), so that the GP cannot fit isolated values
+            # (Mrkšić 2014, §4.4.1), so that the GP cannot fit isolated values
             low = max(low, floor)
             spread = max(spread, 2.0 * floor)
         out["lengthscale"] = _inside(spread, low, 100.0 * span)
