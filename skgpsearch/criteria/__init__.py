@@ -24,12 +24,11 @@ _CRITERIA = {
 }
 
 
-<<<<<<< HEAD
 #: The tasks a criterion can apply to (see ``Criterion.regression`` and ``Criterion.classification``).
 TASKS = ("regression", "classification")
 
 
-def criterion_names(task: str | None = None) -> tuple:
+def criterion_names(task: str | None = None) -> tuple[str, ...]:
     """Names accepted by :func:`get_criterion` and by the estimators' ``criterion``.
 
     Parameters
@@ -57,15 +56,7 @@ def check_criterion_task(criterion, task: str) -> None:
     )
 
 
-def get_criterion(criterion: str | Callable) -> Callable:
-=======
-def criterion_names() -> tuple[str, ...]:
-    """Names accepted by :func:`get_criterion` and by the estimators' ``criterion``."""
-    return tuple(sorted(_CRITERIA))
-
-
 def get_criterion(criterion: str | Callable[..., float]) -> Criterion | Callable[..., float]:
->>>>>>> refs
     """A criterion object from a name (case-insensitive), or a callable passed through.
 
     Raises
