@@ -1,0 +1,123 @@
+"""The layers of the package: imports flow one way, and importing the package stays light."""
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[1] / "skgpsearch"
+
+#: Layers, lowest first (docs/architecture.md). A module may import its own layer and the ones below.
+LAYERS = [
+    ("grammar", "datasets"),
+    ("kernels",),
+    ("_engine",),
+    ("criteria", "_starts"),
+    ("_candidates", "_regression_fitter", "_laplace_fitter"),
+    ("_search",),
+    ("inspection",),
+    ("_estimator_base", "_regressor", "_classifier", "_kernel_search_cv"),
+    ("_cli", "__init__", "__main__"),
+]
+LAYER_OF = {name: rank for rank, names in enumerate(LAYERS) for name in names}
+
+
+def _module_name(path):
+    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+def _modules():
+    return {_module_name(path): path for path in PACKAGE.rglob("*.py")}
+
+
+def _imports(name, path, modules):
+    """The package modules that ``name`` imports, at module level or inside functions."""
+    is_package = path.name == "__init__.py"
+    package = name if is_package else name.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - (node.level - 1)]
+                module = ".".join(base + ([node.module] if node.module else []))
+            else:
+                module = node.module or ""
+            # "from package import submodule" depends on the submodule
+            targets = [f"{module}.{alias.name}" if f"{module}.{alias.name}" in modules else module for alias in node.names]
+        else:
+            continue
+        found.update(t for t in targets if t in modules and t != name)
+    return found
+
+
+def _graph():
+    modules = _modules()
+    return {name: _imports(name, path, modules) for name, path in modules.items()}
+
+
+def _layer(module):
+    parts = module.split(".")
+    part = parts[1] if len(parts) > 1 else "__init__"
+    return LAYER_OF[part]
+
+
+def test_every_module_has_a_layer():
+    unknown = {m for m in _modules() if (m.split(".") + ["__init__"])[1] not in LAYER_OF}
+    assert not unknown, f"add these modules to LAYERS (and to docs/architecture.md): {sorted(unknown)}"
+
+
+def test_imports_go_to_the_same_or_a_lower_layer():
+    upward = [(m, t) for m, targets in _graph().items() for t in targets if _layer(t) > _layer(m)]
+    assert not upward, f"imports against the layer order: {upward}"
+
+
+def test_the_import_graph_has_no_cycle():
+    graph = _graph()
+    state = {}
+
+    def visit(node, path):
+        state[node] = "open"
+        for target in sorted(graph[node]):
+            if state.get(target) == "open":
+                pytest.fail("import cycle: " + " -> ".join(path[path.index(target):] + [target]))
+            if target not in state:
+                visit(target, path + [target])
+        state[node] = "done"
+
+    for node in sorted(graph):
+        if node not in state:
+            visit(node, [node])
+
+
+def test_the_checker_sees_a_cycle_and_an_upward_import():
+    # the checks above must be able to fail: inspection importing an estimator is both
+    modules = _modules()
+    modules_graph = _graph()
+    modules_graph["skgpsearch.inspection._decompose"] = modules_graph["skgpsearch.inspection._decompose"] | {
+        "skgpsearch._regressor"}
+    assert "skgpsearch._regressor" in modules
+    assert _layer("skgpsearch._regressor") > _layer("skgpsearch.inspection._decompose")
+    reachable, frontier = set(), ["skgpsearch._regressor"]
+    while frontier:
+        node = frontier.pop()
+        for target in modules_graph[node]:
+            if target not in reachable:
+                reachable.add(target)
+                frontier.append(target)
+    assert "skgpsearch._regressor" in reachable
+
+
+def test_importing_the_package_loads_no_heavy_optional_module():
+    # (pandas is not checked: scikit-learn itself imports it when it is installed)
+    code = ("import sys, skgpsearch; "
+            "print(sorted(m for m in ('sklearn.ensemble', 'matplotlib', 'dask') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
