@@ -1,8 +1,8 @@
 """What a criterion reads from a fitted estimator: our estimators, scikit-learn's GPs, pipelines.
 
-Criteria are written against the interface of skgpsearch's estimators
-(``log_marginal_likelihood_on``, ``n_hyperparameters_``, ``structure_``,
-``_fitted_objective``, ...). A fitted :class:`~sklearn.pipeline.Pipeline` is
+Criteria are written against the protocols of
+:mod:`skgpsearch.criteria._protocol` (``EvidenceModel``, ``ObjectiveModel``,
+``OneVsRestModel``), which skgpsearch's estimators implement. A fitted :class:`~sklearn.pipeline.Pipeline` is
 scored through its last step on the transformed inputs, and scikit-learn's
 :class:`~sklearn.gaussian_process.GaussianProcessRegressor` /
 :class:`~sklearn.gaussian_process.GaussianProcessClassifier` through small
@@ -21,6 +21,7 @@ from sklearn.base import clone
 
 from .._engine._linalg import NumericalError
 from .._engine._regression import GPPosterior, RegressionObjective
+from ._protocol import OneVsRestModel
 
 __all__ = ["criterion_target"]
 
@@ -36,7 +37,8 @@ def criterion_target(estimator: Any, X: Any) -> tuple[Any, Any]:
             if step is not None and step != "passthrough":
                 Xt = step.transform(Xt)
         return criterion_target(estimator.steps[-1][1], Xt)
-    if hasattr(estimator, "log_marginal_likelihood_on") or hasattr(estimator, "_criterion_parts"):
+    # the protocol's defining methods (an unfitted estimator passes, and raises NotFittedError when read)
+    if isinstance(estimator, OneVsRestModel) or callable(getattr(estimator, "log_marginal_likelihood_on", None)):
         return estimator, X
     if isinstance(estimator, GaussianProcessRegressor):
         return _SklearnRegressorView(estimator), X

@@ -6,13 +6,25 @@ import math
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
+from ._protocol import OneVsRestModel
+
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
 
     from ..grammar import Expr
 
-
 __all__ = ["Criterion", "LogMarginalLikelihood", "AIC", "BIC", "BICLight"]
+
+
+def _names_for(task):
+    """Names of the criteria defined so far that apply to ``task`` (every subclass with a name)."""
+    names, stack = set(), [Criterion]
+    while stack:
+        cls = stack.pop()
+        stack.extend(cls.__subclasses__())
+        if cls.name is not None and getattr(cls, task):
+            names.add(cls.name)
+    return sorted(names)
 
 
 class Criterion:
@@ -48,16 +60,15 @@ class Criterion:
         from ._adapters import criterion_target
 
         estimator, X = criterion_target(estimator, X)
-        parts = getattr(estimator, "_criterion_parts", None)
-        if parts is None:
+        if not isinstance(estimator, OneVsRestModel):
             return self._score(estimator, X, y)
         if not self.classification:
             raise ValueError(
                 f"The criterion {self.name or type(self).__name__!r} applies to regression only; "
-                "for classifiers use bic_light, bic, aic, lml, laplace, laplace_0, laplace_aic, "
-                "laplace_bic or cv_accuracy."
+                f"for classifiers use {', '.join(_names_for('classification'))}."
             )
-        return self.combine([self._score(view, X_part, y_part) for view, X_part, y_part in parts(X, y)])
+        parts = estimator._criterion_parts(X, y)
+        return self.combine([self._score(view, X_part, y_part) for view, X_part, y_part in parts])
 
     def combine(self, values: Iterable[float]) -> float:
         """One value from the values of the binary problems of a one-vs-rest classifier."""

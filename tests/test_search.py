@@ -1,0 +1,120 @@
+"""The search loop, candidate records and progress callbacks, independent of any GP engine."""
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from skgpsearch import CompositionalGPRegressor, LevelReport, search_progress
+from skgpsearch._candidates import SCREENED_OUT, CandidateFitter, CandidateRecord, run_candidate
+from skgpsearch._search import StructureSearch
+from skgpsearch.grammar import CompositionalGrammar, parse
+from skgpsearch.kernels import DataSummary
+
+GRAMMAR = CompositionalGrammar(["SE", "LIN", "PER"], change_operators=())
+
+
+def _search(scores, **options):
+    """A search over GRAMMAR on one column whose criterion is looked up in ``scores`` (default -10 per kernel)."""
+    evaluated = []
+
+    def evaluate(candidates, deadline):
+        for candidate in candidates:
+            evaluated.append(str(candidate.structure))
+            value = scores.get(str(candidate.structure), -10.0 * candidate.structure.n_base_kernels)
+            record = CandidateRecord(candidate.structure, criterion=value)
+            if not np.isfinite(value):
+                record.fail("failed", "no score")
+            yield record
+
+    search = StructureSearch(evaluate, lambda record: GRAMMAR.expand(record.structure, 1),
+                             initial=GRAMMAR.initial(1), **{"max_depth": 3, **options})
+    return search.run(), evaluated
+
+
+def test_greedy_search_follows_the_best_child_and_stops_without_improvement():
+    result, evaluated = _search({"PER(0)": 1.0, "PER(0) + LIN(0)": 2.0})
+    assert str(result.best.structure) == "PER(0) + LIN(0)"
+    assert result.stop_reason == "no improvement"
+    assert [level["depth"] for level in result.levels] == [1, 2, 3]
+    # every structure is evaluated once, and depth 3 only expands the depth-2 winner
+    assert len(evaluated) == len(set(evaluated))
+    depth_3 = [r for r in result.records if r.depth == 3]
+    assert depth_3 and all(r.parent == "PER(0) + LIN(0)" for r in depth_3)
+
+
+def test_beam_search_expands_the_two_best():
+    result, _ = _search({"PER(0)": 1.0, "LIN(0)": 0.5, "LIN(0) * LIN(0)": 3.0}, beam_width=2, max_depth=2)
+    parents = {r.parent for r in result.records if r.depth == 2}
+    assert parents == {"PER(0)", "LIN(0)"}
+    assert str(result.best.structure) == "LIN(0) * LIN(0)"
+    assert result.stop_reason == "max_depth reached"
+
+
+def test_budgets_and_screening():
+    result, evaluated = _search({"PER(0)": 1.0, "PER(0) + LIN(0)": 2.0}, max_candidates=5)
+    assert len(evaluated) == 5 and result.stop_reason == "candidate budget reached"
+
+    def screen(candidates):
+        return [1.0 if "LIN" in str(c.structure) else 0.0 for c in candidates]
+
+    protected = {parse("SE(0) + PER(0)")}
+    result, evaluated = _search({"PER(0)": 1.0}, max_depth=2, screen=screen, max_fits_per_depth=2,
+                                protected=protected)
+    depth_2 = [r for r in result.records if r.depth == 2]
+    fitted = [r for r in depth_2 if r.status != SCREENED_OUT]
+    assert len(fitted) == 2 and all(r.status == SCREENED_OUT for r in depth_2 if r not in fitted)
+    assert {str(r.structure) for r in fitted} >= {"SE(0) + PER(0)"}  # protected from screening
+    assert any("LIN" in str(r.structure) for r in fitted)
+
+
+def test_a_first_level_without_success_raises_unless_told_not_to():
+    scores = {s: -np.inf for s in ("SE(0)", "LIN(0)", "PER(0)")}
+    with pytest.raises(ValueError, match="Every candidate structure failed"):
+        _search(scores)
+    result, _ = _search(scores, require_success=False)
+    assert result.best is None and result.stop_reason == "no improvement"
+
+
+def test_progress_callback_receives_one_report_per_depth():
+    reports = []
+    result, _ = _search({"PER(0)": 1.0}, progress=reports.append, criterion_name="bic")
+    assert [r.depth for r in reports] == [level["depth"] for level in result.levels]
+    assert all(isinstance(r, LevelReport) and r.criterion_name == "bic" for r in reports)
+    assert reports[0].best.criterion == result.levels[0]["best_criterion"] == 1.0
+
+
+def test_search_progress_routes_an_estimators_progress(capsys):
+    X = np.linspace(0, 4, 30)[:, None]
+    y = np.sin(3 * X[:, 0]) + 0.1 * np.random.default_rng(0).normal(size=30)
+    events = []
+    with search_progress(events.append):
+        model = CompositionalGPRegressor(("SE", "LIN"), max_depth=2, random_state=0, verbose=1).fit(X, y)
+    assert capsys.readouterr().out == ""  # the callback replaces the printing
+    assert len(events) == len(model.search_path_)
+    assert [e.best.criterion for e in events] == [level["best_criterion"] for level in model.search_path_]
+    model.fit(X, y)  # outside the block, verbose prints again
+    assert "[skgpsearch] depth 1" in capsys.readouterr().out
+
+
+@dataclasses.dataclass
+class _RaisingFitter(CandidateFitter):
+    error: type = ArithmeticError
+
+    def _n_parameters(self, expr):
+        return 7
+
+    def _objectives(self, expr, kernel, X, y, rng):
+        raise self.error("boom")
+
+
+def test_a_numerical_failure_fails_one_candidate_and_a_bug_propagates():
+    X, y = np.linspace(0, 1, 10)[:, None], np.arange(10.0)
+    fitter = _RaisingFitter(summary=DataSummary.from_data(X, y), criterion=None)
+    record = fitter(parse("SE(0)"), X, y, seed=3)
+    assert (record.status, record.criterion, record.n_hyperparameters, record.seed) == ("failed", -np.inf, 7, 3)
+    assert "ArithmeticError: boom" in record.message
+    with pytest.raises(TypeError, match="boom"):
+        dataclasses.replace(fitter, error=TypeError)(parse("SE(0)"), X, y, seed=3)
+    with pytest.raises(ValueError):
+        run_candidate(lambda: (_ for _ in ()).throw(ValueError("a bug")), parse("SE(0)"), 0, 1)
