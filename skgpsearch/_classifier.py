@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+from numpy.typing import ArrayLike
+
 import dataclasses
 import numbers
 
@@ -18,7 +22,7 @@ from ._estimator_base import StructureSearchMixin
 from ._laplace_fitter import LaplaceCandidateFitter
 from ._search import SearchResult, averaged_records
 from .grammar import Base
-from .inspection import ClassificationView, decompose, describe
+from .inspection import ClassificationView, Decomposition, decompose, describe
 from .kernels import DataSummary, to_kernel
 from .kernels._defaults import discrete_columns
 
@@ -216,7 +220,7 @@ class CompositionalGPClassifier(StructureSearchMixin, ClassifierMixin, BaseEstim
         self.verbose = verbose
 
     # -- fitting ------------------------------------------------------------------
-    def fit(self, X, y):
+    def fit(self, X: ArrayLike, y: ArrayLike) -> CompositionalGPClassifier:
         """Search the kernel structure(s) and fit the GP classifier.
 
         Parameters
@@ -399,7 +403,7 @@ class CompositionalGPClassifier(StructureSearchMixin, ClassifierMixin, BaseEstim
         X = validate_data(self, X, reset=False, dtype=np.float64)
         return np.column_stack([_averaged_probability(m, X) for m in self._binary_models])
 
-    def predict_proba(self, X):
+    def predict_proba(self, X: ArrayLike) -> np.ndarray:
         """Class probabilities (columns in the order of ``classes_``).
 
         Binary: p(y = classes_[1]) from the Laplace posterior with the
@@ -413,17 +417,17 @@ class CompositionalGPClassifier(StructureSearchMixin, ClassifierMixin, BaseEstim
         total = p.sum(axis=1, keepdims=True)
         return p / np.where(total > 0, total, 1.0)
 
-    def predict_log_proba(self, X):
+    def predict_log_proba(self, X: ArrayLike) -> np.ndarray:
         """Logarithm of :meth:`predict_proba`."""
         with np.errstate(divide="ignore"):
             return np.log(self.predict_proba(X))
 
-    def predict(self, X):
+    def predict(self, X: ArrayLike) -> np.ndarray:
         """The most probable class."""
         check_is_fitted(self)
         return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
 
-    def decision_function(self, X):
+    def decision_function(self, X: ArrayLike) -> np.ndarray:
         """Predictive log-odds log p(classes_[1]) − log p(classes_[0]) (> 0 means ``classes_[1]``).
 
         This is the latent posterior mean *moderated* by its uncertainty (for
@@ -439,7 +443,7 @@ class CompositionalGPClassifier(StructureSearchMixin, ClassifierMixin, BaseEstim
         return scores[:, 0] if scores.shape[1] == 1 else scores
 
     # -- explanation ----------------------------------------------------------------
-    def decompose(self, X=None, target_class=None):
+    def decompose(self, X: ArrayLike | None = None, target_class=None) -> Decomposition:
         """Posterior mean and std of each additive component of the latent function.
 
         The components' means plus ``offset`` equal :meth:`predict_latent`;
@@ -452,7 +456,7 @@ class CompositionalGPClassifier(StructureSearchMixin, ClassifierMixin, BaseEstim
         """
         return decompose(self, X, target_class=target_class)
 
-    def describe(self, feature_names=None):
+    def describe(self, feature_names: Sequence[str] | None = None) -> str:
         """Plain-language description of the fitted structure(s) (see :func:`skgpsearch.inspection.describe`).
 
         Returns
@@ -461,7 +465,7 @@ class CompositionalGPClassifier(StructureSearchMixin, ClassifierMixin, BaseEstim
         """
         return describe(self, feature_names=feature_names)
 
-    def predict_latent(self, X, return_std=False):
+    def predict_latent(self, X: ArrayLike, return_std: bool = False):
         """Posterior mean (and standard deviation) of the latent function(s) at ``X``.
 
         Returns arrays of shape (n_samples,) for binary problems and
@@ -479,7 +483,7 @@ class CompositionalGPClassifier(StructureSearchMixin, ClassifierMixin, BaseEstim
             mean, sd = mean[:, 0], sd[:, 0]
         return (mean, sd) if return_std else mean
 
-    def log_marginal_likelihood_on(self, X, y):
+    def log_marginal_likelihood_on(self, X: ArrayLike, y: ArrayLike) -> float:
         """Laplace-approximate log p(y | X) of other data under the fitted hyperparameters (summed over classes)."""
         return float(sum(view.log_marginal_likelihood_on(Xv, yv) for view, Xv, yv in self._criterion_parts(X, y)))
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from numpy.typing import ArrayLike
+
 import numbers
 
 import numpy as np
@@ -221,7 +223,7 @@ class KernelSearchCV(BaseSearchCV):
             self.scoring = original
 
     # -- fitting ------------------------------------------------------------------------
-    def fit(self, X, y=None, **params):
+    def fit(self, X: ArrayLike, y: ArrayLike | None = None, **params) -> KernelSearchCV:
         """Run the search (see :class:`~sklearn.model_selection.GridSearchCV`.fit).
 
         Parameters
@@ -262,7 +264,7 @@ class KernelSearchCV(BaseSearchCV):
                 self.best_structure_ = None
         return self
 
-    def score(self, X, y=None, **params):
+    def score(self, X: ArrayLike, y: ArrayLike | None = None, **params) -> float:
         """Score of the refitted best estimator on (X, y).
 
         With a scikit-learn scorer, that scorer (as in GridSearchCV). With an

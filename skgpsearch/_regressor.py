@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+from numpy.typing import ArrayLike
+
 import math
 import numbers
 import warnings
@@ -23,7 +27,7 @@ from ._laplace_fitter import LaplaceCandidateFitter
 from ._regression_fitter import RegressionCandidateFitter
 from ._search import averaged_records
 from .criteria import get_criterion
-from .inspection import RegressionView, decompose, describe
+from .inspection import Decomposition, RegressionView, decompose, describe
 from .kernels import DataSummary, to_kernel
 
 __all__ = ["CompositionalGPRegressor", "OutlierWarning"]
@@ -269,7 +273,7 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
         self.degrees_of_freedom = degrees_of_freedom
 
     # -- fitting ------------------------------------------------------------------
-    def fit(self, X, y):
+    def fit(self, X: ArrayLike, y: ArrayLike) -> CompositionalGPRegressor:
         """Search the kernel structure and fit the GP.
 
         Parameters
@@ -492,7 +496,7 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
         )
 
     # -- prediction ---------------------------------------------------------------
-    def predict(self, X, return_std=False, return_cov=False):
+    def predict(self, X: ArrayLike, return_std: bool = False, return_cov: bool = False):
         """Posterior mean of the latent function, with its std or covariance.
 
         The std and covariance are those of the noise-free function f; add
@@ -527,7 +531,7 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
         return mean
 
     # -- explanation ----------------------------------------------------------------
-    def decompose(self, X=None):
+    def decompose(self, X: ArrayLike | None = None) -> Decomposition:
         """Posterior mean and std of each additive component at ``X`` (training inputs by default).
 
         The components' means plus ``offset`` equal :meth:`predict`; see
@@ -539,7 +543,7 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
         """
         return decompose(self, X)
 
-    def describe(self, feature_names=None, target_name=None):
+    def describe(self, feature_names: Sequence[str] | None = None, target_name: str | None = None) -> str:
         """Plain-language description of the fitted structure (see :func:`skgpsearch.inspection.describe`).
 
         Returns
@@ -548,7 +552,7 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
         """
         return describe(self, feature_names=feature_names, target_name=target_name)
 
-    def sample_y(self, X, n_samples=1, random_state=0):
+    def sample_y(self, X: ArrayLike, n_samples: int = 1, random_state=0) -> np.ndarray:
         """Draw functions from the posterior at ``X``.
 
         Returns
@@ -559,7 +563,7 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
         mean, cov = self.predict(X, return_cov=True)
         return rng.multivariate_normal(mean, cov, n_samples).T
 
-    def log_marginal_likelihood(self, theta=None, eval_gradient=False):
+    def log_marginal_likelihood(self, theta: ArrayLike | None = None, eval_gradient: bool = False):
         """Log marginal likelihood of the training targets (original units).
 
         Parameters
@@ -596,7 +600,7 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
             return out[0] + shift, out[1]
         return out + shift
 
-    def log_marginal_likelihood_on(self, X, y):
+    def log_marginal_likelihood_on(self, X: ArrayLike, y: ArrayLike) -> float:
         """log p(y | X) of other data under the fitted hyperparameters (no refit)."""
         check_is_fitted(self)
         X = validate_data(self, X, reset=False, dtype=np.float64)

@@ -21,6 +21,10 @@ of k2 by 1 − s (:class:`SwitchedKernel`); a component records where it is acti
 
 from __future__ import annotations
 
+from typing import Any
+
+from numpy.typing import ArrayLike
+
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -257,7 +261,7 @@ class Decomposition:
         return self.components[index]
 
 
-def additive_terms(kernel):
+def additive_terms(kernel: sk.Kernel) -> list[sk.Kernel]:
     """Split a scikit-learn kernel into the additive terms of its distributed form.
 
     ``Product(Sum(a, b), c)`` gives ``[Product(a, c), Product(b, c)]``; the
@@ -312,7 +316,7 @@ def _is_white_noise(kernel):
     return False
 
 
-def decompose(estimator, X=None, *, target_class=None):
+def decompose(estimator: Any, X: ArrayLike | None = None, *, target_class: Any = None) -> Decomposition:
     """Posterior mean and standard deviation of each additive component of a fitted model.
 
     Parameters

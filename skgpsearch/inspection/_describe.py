@@ -9,6 +9,9 @@ grammars produce; unfamiliar combinations fall back to naming the factors.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 import numpy as np
 from scipy.stats import t as student_t
 
@@ -27,7 +30,7 @@ _STATIONARY = {
 }
 
 
-def describe(estimator, feature_names=None, target_name=None):
+def describe(estimator: Any, feature_names: Sequence[str] | None = None, target_name: str | None = None) -> str:
     """Describe a fitted model in plain language, one sentence per component.
 
     Parameters
