@@ -189,13 +189,8 @@ class Laplace(_PosteriorCriterion):
 class Laplace0(Laplace):
     """Stabilised Laplace (Lap0): eigenvalues of H floored at 2π, so no hyperparameter adds evidence.
 
-    The variant Lap0 of [1]_ (Corollary 3.2).
-
-    References
-    ----------
-    .. [1] A. Besginow, J. D. Hüwel, T. Pawellek, C. Beecks and
-       M. Lange-Hegermann, "On the Laplace Approximation as Model Selection
-       Criterion for Gaussian Processes", arXiv:2403.09215, 2024, Corollary 3.2.
+    The variant Lap0 of Besginow et al. (2024, Corollary 3.2); the reference is in
+    :class:`Laplace`.
     """
 
     name = "laplace_0"
@@ -205,13 +200,8 @@ class Laplace0(Laplace):
 class LaplaceAIC(Laplace):
     """AIC-corrected Laplace (LapA): eigenvalues floored at e²·2π (at least −1 per hyperparameter).
 
-    The variant LapA of [1]_ (Corollary 3.3).
-
-    References
-    ----------
-    .. [1] A. Besginow, J. D. Hüwel, T. Pawellek, C. Beecks and
-       M. Lange-Hegermann, "On the Laplace Approximation as Model Selection
-       Criterion for Gaussian Processes", arXiv:2403.09215, 2024, Corollary 3.3.
+    The variant LapA of Besginow et al. (2024, Corollary 3.3); the reference is in
+    :class:`Laplace`.
     """
 
     name = "laplace_aic"
@@ -221,13 +211,8 @@ class LaplaceAIC(Laplace):
 class LaplaceBIC(Laplace):
     """BIC-corrected Laplace (LapB): eigenvalues floored at 2π n² (at least −log n per hyperparameter).
 
-    The variant LapB of [1]_ (Corollary 3.4).
-
-    References
-    ----------
-    .. [1] A. Besginow, J. D. Hüwel, T. Pawellek, C. Beecks and
-       M. Lange-Hegermann, "On the Laplace Approximation as Model Selection
-       Criterion for Gaussian Processes", arXiv:2403.09215, 2024, Corollary 3.4.
+    The variant LapB of Besginow et al. (2024, Corollary 3.4); the reference is in
+    :class:`Laplace`.
     """
 
     name = "laplace_bic"

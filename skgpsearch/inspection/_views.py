@@ -108,7 +108,7 @@ class _CholeskyPosterior:
 
 
 def sklearn_regression_view(model) -> RegressionView:
-    """The adapter of a fitted scikit-learn GaussianProcessRegressor (e.g. KernelSearchCV's best_estimator_)."""
+    """The adapter of a fitted scikit-learn GaussianProcessRegressor (e.g. the ``best_estimator_`` of KernelSearchCV)."""
     check_is_fitted(model, "kernel_")
     if np.ndim(model.alpha_) != 1:
         raise ValueError("decompose supports single-target regression only.")
