@@ -182,7 +182,9 @@ def _discover(args):
         raise UsageError(f"{args.data} has {len(y)} data rows; the search needs at least {MIN_ROWS}.")
     if task == "classification" and len(set(y.tolist())) < 2:
         raise UsageError(f"the target column {args.target!r} has a single class; a classifier needs two or more.")
-    criterion = args.criterion or ("bic" if task == "regression" else "bic_light")
+    estimator_class = CompositionalGPRegressor if task == "regression" else CompositionalGPClassifier
+    # the estimator's own default criterion
+    criterion = args.criterion or estimator_class().get_params()["criterion"]
     if criterion.lower() not in criterion_names():
         raise UsageError(f"unknown criterion {criterion!r}; known criteria: {', '.join(criterion_names())}.")
     params = {"criterion": criterion, "n_jobs": args.n_jobs, "random_state": args.random_state,
@@ -205,7 +207,6 @@ def _discover(args):
         from .grammar import CompositionalGrammar
 
         params["grammar"] = CompositionalGrammar(params.pop("base_kernels", None), change_operators=("CP", "CW"))
-    estimator_class = CompositionalGPRegressor if task == "regression" else CompositionalGPClassifier
     model = estimator_class(**params)
     X = _frame(X, features)
     print(f"{args.data}: {len(y)} rows, {len(features)} features; {task} of {args.target!r} ({reason}).")
