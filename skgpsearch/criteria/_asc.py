@@ -133,7 +133,7 @@ def posterior_agreement(
             precisions = [h[0] for h in halves] + [K_latent_inv]
             shifts = [h[1] for h in halves] + [np.zeros(n_points)]
             value = gaussian_product_integral(precisions, shifts)
-        except (LinAlgError, ValueError):
+        except (LinAlgError, ValueError):  # not positive definite, or non-finite (cho_factor's finiteness check)
             failed += 1
             continue
         if np.isfinite(value):
