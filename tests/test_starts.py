@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from skgpsearch import CompositionalGPRegressor
+from skgpsearch._candidates import CandidateRecord
 from skgpsearch._engine._periodogram import dominant_period, period_candidates, periodogram_peaks, smooth_trend
 from skgpsearch._engine._regression import GPPosterior, RegressionObjective, optimize_hyperparameters
 from skgpsearch._starts import (
@@ -177,7 +178,7 @@ def test_an_interpolating_parent_still_leaves_variance_for_a_new_term():
     X = x[:, None]
     y_fit, summary, fitter = _fitter(X, y)
     structure = parse("SE(0)").map_leaves(lambda leaf: leaf.with_params({"variance": 1.0, "lengthscale": 0.3}))
-    parent = {"status": "ok", "structure": structure, "noise_variance": 1e-6}
+    parent = CandidateRecord(structure, noise_variance=1e-6)
     training = y_fit - GPPosterior(to_kernel(structure, summary=summary), 1e-6, X, y_fit).predict(X)[0]
     assert np.mean(training**2) < 1e-4
     hints = fitter.start_hints(parent, X, y_fit, [0])
