@@ -22,9 +22,10 @@ and gd_a = G_aa.
 
 Catalogue kernels (optionally inside :class:`ActiveColumns`) have such fast
 leaves: a distance-based kind through the profile of its spec (see
-``skgpsearch.kernels._specs``), the periodic, linear, constant and
-white-noise kernels through leaves of their own; any other scikit-learn
-kernel is a leaf evaluated through its own ``eval_gradient``.
+``skgpsearch.kernels._specs``), constant and white-noise kinds by their
+kind's facts, the periodic and linear kernels through leaves of their own;
+any other scikit-learn kernel is a leaf evaluated through its own
+``eval_gradient``.
 
 On gridded inputs (a regular time series, integer-valued columns) the
 n(n−1)/2 pairwise distances take far fewer distinct values: n − 1 on a
@@ -49,15 +50,7 @@ from sklearn.gaussian_process import kernels as sk
 from ..kernels._change import _ChangeOperator
 from ..kernels._columns import ActiveColumns
 from ..kernels._core import CatalogueKernel
-from ..kernels._specs import (
-    CentredPeriodic,
-    Constant,
-    Linear,
-    Periodic,
-    WhiteNoise,
-    centred_periodic_normaliser,
-    spec_of,
-)
+from ..kernels._specs import CentredPeriodic, Linear, Periodic, centred_periodic_normaliser, spec_of
 
 __all__ = ["KernelTree", "condense", "expand"]
 #: Lag storage is used when the distinct distances are at most this share of the pairs.
@@ -390,6 +383,11 @@ def _fast_leaf(kernel, columns, tree):
         lags = tree.lags(columns)
         d2 = tree.squared_distances(columns) if lags is None else lags.d2
         return _StationaryLeaf(kernel, spec.profile, d2, tree.n, lags)
+    # the kind's facts fix these matrices: s2 everywhere, s2 on the diagonal
+    if spec.kind.constant:
+        return _ConstantLeaf(kernel, tree.n)
+    if spec.kind.white_noise:
+        return _WhiteNoiseLeaf(kernel, tree.n)
     for cls in type(kernel).__mro__:
         if cls in _LEAVES:
             return _LEAVES[cls](kernel, columns, tree)
@@ -618,10 +616,8 @@ class _WhiteNoiseLeaf(_ConstantLeaf):
             self._put(out, "variance", self.value("variance") * float(gd.sum()))
 
 
-#: Fast leaves of the kinds without a stationary profile, by kernel class (subclasses included).
+#: Fast leaves of the other kernels with a structure of their own, by kernel class (subclasses included).
 _LEAVES = {
     Periodic: _periodic_leaf,
     Linear: lambda kernel, columns, tree: _LinearLeaf(kernel, tree.columns_of(columns), tree.n),
-    Constant: lambda kernel, columns, tree: _ConstantLeaf(kernel, tree.n),
-    WhiteNoise: lambda kernel, columns, tree: _WhiteNoiseLeaf(kernel, tree.n),
 }

@@ -99,8 +99,8 @@ class KernelKind:
         if self.columns not in COLUMN_RULES:
             raise ValueError(f"{self.name}: columns must be one of {COLUMN_RULES}, got {self.columns!r}.")
         # the canonical rules merge kernels by adding variances and rescaling lengthscales
-        if self.closed_under_sum and self.parameters != ("variance",):
-            raise ValueError(f"{self.name}: a kind closed under sums has the variance as its only parameter.")
+        if (self.closed_under_sum or self.constant or self.white_noise) and self.parameters != ("variance",):
+            raise ValueError(f"{self.name}: constant, white-noise and sum-closed kinds have the variance only.")
         if self.product_power is not None and set(self.parameters) != {"variance", "lengthscale"}:
             raise ValueError(f"{self.name}: a kind closed under products has a variance and a lengthscale only.")
         if self.white_noise and not self.constant_diagonal:

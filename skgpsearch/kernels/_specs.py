@@ -237,8 +237,10 @@ def _scaled_leaf_reader(kernel_class, **names):
 
 
 def _matern_reader(kernel_class, nu):
+    """Reader of scikit-learn's ``Matern`` with smoothness ``nu`` and one lengthscale."""
+
     def read(kernel, columns):
-        if kernel.nu != nu or np.ndim(kernel.length_scale) and np.size(kernel.length_scale) > 1:
+        if kernel.nu != nu or (np.ndim(kernel.length_scale) and np.size(kernel.length_scale) > 1):
             return None
         return read_leaf(kernel_class.kind, columns, {"variance": 1.0, "lengthscale": _value(kernel.length_scale)}, kernel)
 
