@@ -347,7 +347,7 @@ class KernelSearchCV(BaseSearchCV):
 
     def _candidate_kernel(self, expr, summary, regression):
         kernel = to_kernel(expr, summary=summary)
-        if regression and self.add_noise and "WN" not in {leaf.name for leaf in expr.leaves}:
+        if regression and self.add_noise and not any(leaf.kind.white_noise for leaf in expr.leaves):
             v = summary.target_variance
             kernel = kernel + WhiteKernel(0.1 * v, noise_level_bounds=(1e-6 * v, 10.0 * v))
         return kernel

@@ -61,8 +61,6 @@ COLD_NOISE_FACTORS = (1.0, 0.01)
 PRIORITY_PERIODS = 3
 #: Rational-quadratic α starts: many scales (small α) to nearly squared-exponential (large α).
 RQ_ALPHAS = (1.0, 0.1, 10.0)
-#: Kinds with a lengthscale on the inputs' scale.
-_STATIONARY = ("SE", "RQ", "M12", "M32", "M52")
 
 
 @dataclass(frozen=True)
@@ -142,16 +140,16 @@ def leaf_options(leaf, summary, periods=None):
     """
     defaults = {name: value for name, (value, _) in default_hyperparameters(leaf.name, leaf.columns, summary).items()}
     variants = [{}]
-    if leaf.name in _STATIONARY:
+    if leaf.kind.distance_based:
         scales = lengthscale_scales(leaf.columns, summary)
-        alphas = RQ_ALPHAS if leaf.name == "RQ" else (None,)
+        alphas = RQ_ALPHAS if "alpha" in leaf.kind.parameters else (None,)
         variants = []
         for alpha in alphas:
             for scale in scales:
                 variants.append({"lengthscale": scale} if alpha is None else {"lengthscale": scale, "alpha": alpha})
     elif leaf.kind.periodic and periods:
         variants = [{"period": float(p)} for p in periods]
-    elif leaf.name == "LIN":
+    elif "offset" in leaf.kind.parameters:
         # an offset outside the data first: in a product the amplitude then grows across the data
         # (at the mean it would vanish in the middle); the mean is the data-aware default
         cols = list(leaf.columns)

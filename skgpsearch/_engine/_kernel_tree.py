@@ -21,7 +21,10 @@ contraction reads Σ_{a<b} g_ab ∂k_ab + Σ_a gd_a ∂kd_a with g_ab = G_ab + G
 and gd_a = G_aa.
 
 Catalogue kernels (optionally inside :class:`ActiveColumns`) have such fast
-leaves; any other scikit-learn kernel is a leaf evaluated through its own
+leaves: a distance-based kind through the profile of its spec (see
+``skgpsearch.kernels._specs``), constant and white-noise kinds by their
+kind's facts, the periodic and linear kernels through leaves of their own;
+any other scikit-learn kernel is a leaf evaluated through its own
 ``eval_gradient``.
 
 On gridded inputs (a regular time series, integer-valued columns) the
@@ -44,23 +47,12 @@ from scipy.spatial.distance import pdist, squareform
 from sklearn.base import clone
 from sklearn.gaussian_process import kernels as sk
 
-from ..kernels._base import (
-    CatalogueKernel,
-    CentredPeriodic,
-    Constant,
-    Linear,
-    Periodic,
-    WhiteNoise,
-    _Stationary,
-    centred_periodic_normaliser,
-)
 from ..kernels._change import _ChangeOperator
 from ..kernels._columns import ActiveColumns
+from ..kernels._core import CatalogueKernel
+from ..kernels._specs import CentredPeriodic, Linear, Periodic, centred_periodic_normaliser, spec_of
 
 __all__ = ["KernelTree", "condense", "expand"]
-
-_SQRT3 = math.sqrt(3.0)
-_SQRT5 = math.sqrt(5.0)
 #: Lag storage is used when the distinct distances are at most this share of the pairs.
 LAG_SHARE = 0.25
 #: Distances equal to this relative precision (of the largest) share a lag.
@@ -382,27 +374,34 @@ class _GenericLeaf(_Leaf):
 
 
 def _fast_leaf(kernel, columns, tree):
-    if isinstance(kernel, _Stationary):
+    spec = spec_of(kernel)
+    if spec is None:
+        return None
+    if spec.profile is not None:
         if kernel.anisotropic:
             return None
         lags = tree.lags(columns)
         d2 = tree.squared_distances(columns) if lags is None else lags.d2
-        return _StationaryLeaf(kernel, d2, tree.n, lags)
-    if isinstance(kernel, Periodic):
-        X = tree.columns_of(columns)
-        if X.shape[1] != 1:
-            kernel._one_column(X, "X")  # raises the explanatory ValueError
-        lags = tree.lags(columns)
-        d = tree.distances(columns) if lags is None else lags.d
-        leaf_class = _CentredPeriodicLeaf if isinstance(kernel, CentredPeriodic) else _PeriodicLeaf
-        return leaf_class(kernel, d, tree.n, lags)
-    if isinstance(kernel, Linear):
-        return _LinearLeaf(kernel, tree.columns_of(columns), tree.n)
-    if isinstance(kernel, Constant):
+        return _StationaryLeaf(kernel, spec.profile, d2, tree.n, lags)
+    # the kind's facts fix these matrices: s2 everywhere, s2 on the diagonal
+    if spec.kind.constant:
         return _ConstantLeaf(kernel, tree.n)
-    if isinstance(kernel, WhiteNoise):
+    if spec.kind.white_noise:
         return _WhiteNoiseLeaf(kernel, tree.n)
+    for cls in type(kernel).__mro__:
+        if cls in _LEAVES:
+            return _LEAVES[cls](kernel, columns, tree)
     return None
+
+
+def _periodic_leaf(kernel, columns, tree):
+    X = tree.columns_of(columns)
+    if X.shape[1] != 1:
+        kernel._one_column(X, "X")  # raises the explanatory ValueError
+    lags = tree.lags(columns)
+    d = tree.distances(columns) if lags is None else lags.d
+    leaf_class = _CentredPeriodicLeaf if isinstance(kernel, CentredPeriodic) else _PeriodicLeaf
+    return leaf_class(kernel, d, tree.n, lags)
 
 
 class _CatalogueLeaf(_Leaf):
@@ -444,40 +443,24 @@ def _normalised(value):
 
 
 class _StationaryLeaf(_CatalogueLeaf):
-    """SE, RQ, M12, M32, M52 on the squared distance d² (isotropic lengthscale l).
+    """A distance-based kind on the squared distance d² (isotropic lengthscale l).
 
-    With r² = d²/l², K = s2 g(r²) and diag K = s2; ∂K/∂log s2 = K and
-    ∂K/∂log l = K ⊙ f(r²) with f = −2 r² g'/g: SE r²; M12 r; M32 3r²/(1+√3r);
-    M52 (5/3) r² (1+√5r)/(1+√5r+5r²/3); RQ r²/(1+u), u = r²/2α. RQ also has
-    ∂K/∂log α = K ⊙ α (u/(1+u) − log(1+u)).
+    With r² = d²/l², K = s2 g(r²) and diag K = s2; ∂K/∂log s2 = K, and the
+    lengthscale and shape parameters (RQ's α) contract K ⊙ ∂log g/∂log θ
+    as the kind's :class:`~skgpsearch.kernels.StationaryProfile` says.
     """
 
-    def __init__(self, kernel, d2, n, lags=None):
+    def __init__(self, kernel, profile, d2, n, lags=None):
         super().__init__(kernel, n)
-        self.kind = kernel.kind
+        self.profile = profile
         self.d2 = d2  # per pair, or per lag when ``lags`` is given
         self.lags = lags
+        self.profiled = ("lengthscale",) + tuple(profile.shape_parameters)
 
     def forward(self):
         variance = self.value("variance")
         r2 = self.d2 * (1.0 / self.value("lengthscale") ** 2)
-        kind = self.kind
-        if kind == "SE":
-            k = np.exp(-0.5 * r2)
-        elif kind == "RQ":
-            alpha = self.value("alpha")
-            self.log1p_u = np.log1p(r2 * (0.5 / alpha))
-            k = np.exp(-alpha * self.log1p_u)
-        else:
-            r = np.sqrt(r2)
-            if kind == "M12":
-                k = np.exp(-r)
-            elif kind == "M32":
-                k = np.exp(-_SQRT3 * r)
-                k *= 1.0 + _SQRT3 * r
-            else:
-                k = np.exp(-_SQRT5 * r)
-                k *= 1.0 + _SQRT5 * r + (5.0 / 3.0) * r2
+        k, self.state = self.profile.leaf_profile(r2, self.values)
         k *= variance
         self.k, self.kd = k, np.full(self.n, variance)
         return self.k, self.kd
@@ -488,31 +471,11 @@ class _StationaryLeaf(_CatalogueLeaf):
         gk = g * self.k
         if "variance" in self.free:
             self._put(out, "variance", float(gk.sum()) + self.value("variance") * float(gd.sum()))
-        if "lengthscale" not in self.free and "alpha" not in self.free:
+        if not any(name in self.free for name in self.profiled):
             return
         r2 = self.d2 * (1.0 / self.value("lengthscale") ** 2)
-        kind = self.kind
-        if kind == "SE":
-            factor = r2
-        elif kind == "RQ":
-            alpha = self.value("alpha")
-            u_ratio = r2 * (0.5 / alpha)
-            u_ratio /= 1.0 + u_ratio  # u / (1 + u)
-            factor = (2.0 * alpha) * u_ratio  # r² / (1 + u)
-            if "alpha" in self.free:
-                u_ratio -= self.log1p_u
-                self._put(out, "alpha", alpha * float(np.dot(gk, u_ratio)))
-        else:
-            r = np.sqrt(r2)
-            if kind == "M12":
-                factor = r
-            elif kind == "M32":
-                factor = 3.0 * r2 / (1.0 + _SQRT3 * r)
-            else:
-                a = 1.0 + _SQRT5 * r
-                factor = (5.0 / 3.0) * r2 * a / (a + (5.0 / 3.0) * r2)
-        if "lengthscale" in self.free:
-            self._put(out, "lengthscale", float(np.dot(gk, factor)))
+        for name, value in self.profile.leaf_contractions(r2, gk, self.values, self.state, self.free).items():
+            self._put(out, name, value)
 
 
 class _PeriodicLeaf(_CatalogueLeaf):
@@ -651,3 +614,10 @@ class _WhiteNoiseLeaf(_ConstantLeaf):
     def backward(self, g, gd, out):
         if self.n_dims:
             self._put(out, "variance", self.value("variance") * float(gd.sum()))
+
+
+#: Fast leaves of the other kernels with a structure of their own, by kernel class (subclasses included).
+_LEAVES = {
+    Periodic: _periodic_leaf,
+    Linear: lambda kernel, columns, tree: _LinearLeaf(kernel, tree.columns_of(columns), tree.n),
+}

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..grammar import Base, Change
-from ..kernels import change_defaults, default_hyperparameters
+from ..kernels import change_defaults, default_hyperparameters, get_spec
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
@@ -120,18 +120,19 @@ class HyperPrior:
 
     @staticmethod
     def _leaf_moments(leaf, free, summary, sd, means, sds):
+        spec = get_spec(leaf.kind)
         defaults = default_hyperparameters(leaf.name, leaf.columns, summary)
         for name in leaf.kind.parameters:
             if name == "variance" and not free:
                 continue
             init, (low, high) = defaults[name]
-            if name == "offset":
+            if name in spec.unconstrained:
+                # a location (LIN's offset): normal on the value, a third of its range wide
                 means.extend(np.ravel(init))
                 sds.extend(np.ravel(high - low) / 3.0)
                 continue
-            key = "periodic_lengthscale" if (leaf.kind.periodic and name == "lengthscale") else name
             means.append(math.log(init))
-            sds.append(sd[key])
+            sds.append(sd[spec.prior_key(name)])
 
     @staticmethod
     def _change_moments(node, summary, sd, means, sds):

@@ -643,8 +643,8 @@ def add(*exprs):
     operands = []
     for e in exprs:
         operands.extend(e.operands if isinstance(e, Sum) else (e,))
-    operands = _merge_kind_terms(operands, "C") if _count(operands, "C") > 1 else operands
-    operands = _merge_kind_terms(operands, "WN") if _count(operands, "WN") > 1 else operands
+    for kind in _repeated_sum_kinds(operands):
+        operands = _merge_kind_terms(operands, kind)
     operands.sort(key=lambda op: op._key)
     if len(operands) == 1:
         return operands[0]
@@ -658,8 +658,9 @@ def multiply(*exprs):
     for e in exprs:
         operands.extend(e.operands if isinstance(e, Product) else (e,))
     operands = _merge_closed_factors(operands)
-    if any(_is_kind(op, "WN") for op in operands):
-        operands = _absorb_into_white_noise(operands)
+    noise = [op.kind for op in operands if isinstance(op, Base) and op.kind.white_noise]
+    if noise:
+        operands = _absorb_into_white_noise(operands, noise[0])
     operands = _absorb_constants(operands)
     operands.sort(key=lambda op: op._key)
     if len(operands) == 1:
@@ -667,21 +668,23 @@ def multiply(*exprs):
     return Product._make(operands)
 
 
-def _is_kind(expr, name):
-    return isinstance(expr, Base) and expr.kind.name == name
+def _is_constant(expr):
+    return isinstance(expr, Base) and expr.kind.constant
 
 
-def _count(operands, name):
-    return sum(_is_kind(op, name) for op in operands)
+def _repeated_sum_kinds(operands):
+    """Kinds closed under sums (C, WN) that occur more than once among ``operands``."""
+    kinds = [op.kind for op in operands if isinstance(op, Base) and op.kind.closed_under_sum]
+    return [kind for kind in dict.fromkeys(kinds) if kinds.count(kind) > 1]
 
 
-def _merge_kind_terms(operands, name):
-    """C + C = C and WN + WN = WN: the variances add."""
-    same = [op for op in operands if _is_kind(op, name)]
-    rest = [op for op in operands if not _is_kind(op, name)]
+def _merge_kind_terms(operands, kind):
+    """C + C = C and WN + WN = WN (every kind closed under sums): the variances add."""
+    same = [op for op in operands if isinstance(op, Base) and op.kind == kind]
+    rest = [op for op in operands if not (isinstance(op, Base) and op.kind == kind)]
     variances = [dict(op._params).get("variance") for op in same]
     params = None if None in variances else {"variance": sum(variances)}
-    return rest + [Base(name, (), params)]
+    return rest + [Base(kind.name, (), params)]
 
 
 def _merge_closed_factors(operands):
@@ -702,7 +705,7 @@ def _merge_closed_factors(operands):
         params = None
         if all("lengthscale" in v and "variance" in v for v in values):
             # SE: inverse squared lengthscales add; M12: inverse lengthscales add.
-            power = 2.0 if name == "SE" else 1.0
+            power = group[0].kind.product_power
             inv = sum(v["lengthscale"] ** -power for v in values)
             params = {
                 "variance": math.prod(v["variance"] for v in values),
@@ -730,13 +733,13 @@ def _diagonal_value(expr):
     return sum(values) if isinstance(expr, Sum) else math.prod(values)
 
 
-def _absorb_into_white_noise(operands):
-    """WN * K = WN * diag(K): every constant-diagonal factor joins the white noise."""
+def _absorb_into_white_noise(operands, noise):
+    """WN * K = WN * diag(K): every constant-diagonal factor joins the white noise (of kind ``noise``)."""
     absorbed = [op for op in operands if _constant_diagonal(op)]
     rest = [op for op in operands if not _constant_diagonal(op)]
     values = [_diagonal_value(op) for op in absorbed]
     params = None if any(v is None for v in values) else {"variance": math.prod(values)}
-    return rest + [Base("WN", (), params)]
+    return rest + [Base(noise.name, (), params)]
 
 
 def _scale_keeper(operands):
@@ -770,15 +773,15 @@ def _scale(expr, factor):
 
 def _absorb_constants(operands):
     """C * K = K with K's amplitude multiplied by the constant; C * C = C."""
-    constants = [op for op in operands if _is_kind(op, "C")]
+    constants = [op for op in operands if _is_constant(op)]
     if not constants:
         return operands
-    rest = [op for op in operands if not _is_kind(op, "C")]
+    rest = [op for op in operands if not _is_constant(op)]
     values = [dict(op._params).get("variance") for op in constants]
     known = all(v is not None for v in values)
     factor = math.prod(values) if known else None
     if not rest:
-        return [Base("C", (), {"variance": factor} if known else None)]
+        return [Base(constants[0].kind.name, (), {"variance": factor} if known else None)]
     if known:
         rest.sort(key=lambda op: op._key)
         k = _scale_keeper(rest)

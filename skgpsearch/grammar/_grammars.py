@@ -17,6 +17,10 @@ from ._kinds import KINDS, get_kind
 
 __all__ = ["Grammar", "CompositionalGrammar", "SumOfProductsGrammar", "get_grammar"]
 
+#: Kind of the baseline structures: the product of one per column is the ARD
+#: squared-exponential kernel, their sum the additive model (see ``baselines``).
+BASELINE_KIND = "SE"
+
 
 class Grammar:
     """Common machinery of the grammars (restrictions, base set, deduplication).
@@ -164,10 +168,10 @@ class Grammar:
 
         Empty when fewer than two columns admit SE or the size restrictions exclude them.
         """
-        columns = [b.columns[0] for b in self.base_set(n_features) if b.name == "SE"]
+        columns = [b.columns[0] for b in self.base_set(n_features) if b.name == BASELINE_KIND]
         if len(columns) < 2:
             return []
-        ses = [Base("SE", c) for c in columns]
+        ses = [Base(BASELINE_KIND, c) for c in columns]
         return [e for e in (multiply(*ses), add(*ses)) if self.admits(e)]
 
     def admits(self, expr: Expr) -> bool:

@@ -32,7 +32,8 @@ from sklearn.gaussian_process import kernels as sk
 from sklearn.utils.validation import validate_data
 
 from ..kernels import from_kernel
-from ..kernels._base import WhiteNoise, _as_2d
+from ..kernels._core import _as_2d
+from ..kernels._specs import WhiteNoise
 from ..kernels._change import ChangePoint, _ChangeOperator
 from ._views import ClassificationView, RegressionView, explanation_view
 

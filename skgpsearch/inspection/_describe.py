@@ -15,19 +15,15 @@ from typing import Any
 import numpy as np
 from scipy.stats import t as student_t
 
-from ..grammar import Change, Product, parse
+from ..grammar import Base, Change, Product, parse
 from ._decompose import decompose, feature_names_of, position
 from ._views import ClassificationView, explanation_view
 
 __all__ = ["describe"]
 
-_STATIONARY = {
-    "SE": ("a smooth function of {var}", "smooth in {var}"),
-    "RQ": ("a smooth function of {var} that varies on several scales", "smooth, multi-scale in {var}"),
-    "M52": ("a fairly smooth function of {var} (Matérn 5/2)", "fairly smooth in {var}"),
-    "M32": ("a somewhat rough function of {var} (Matérn 3/2)", "somewhat rough in {var}"),
-    "M12": ("a rough, jagged function of {var} (Matérn 1/2)", "rough in {var}"),
-}
+
+def _is_constant(factor):
+    return isinstance(factor, Base) and factor.kind.constant
 
 
 def describe(estimator: Any, feature_names: Sequence[str] | None = None, target_name: str | None = None) -> str:
@@ -169,9 +165,10 @@ def describe_term(term, names, ranges=None):
     ``ranges``: the spread (max − min) of each input column, to call a factor
     whose lengthscale far exceeds it nearly constant.
     """
-    factors = [f for f in (term.operands if isinstance(term, Product) else (term,)) if f.name != "C"]
+    operands = term.operands if isinstance(term, Product) else (term,)
+    factors = [f for f in operands if not _is_constant(f)]
     if not factors:
-        return "a constant offset"
+        return operands[0].kind.phrase
     changes = [f for f in factors if isinstance(f, Change)]
     if changes:
         others = [f for f in factors if not isinstance(f, Change)]
@@ -179,8 +176,9 @@ def describe_term(term, names, ranges=None):
         if not others:
             return phrase
         return f"{phrase}, multiplied by {describe_term(Product._make(others) if len(others) > 1 else others[0], names, ranges)}"
-    if any(f.name == "WN" for f in factors):
-        return "white noise" + ("" if len(factors) == 1 else " whose variance varies with the inputs")
+    noise = [f for f in factors if f.kind.white_noise]
+    if noise:
+        return noise[0].kind.phrase + ("" if len(factors) == 1 else " whose variance varies with the inputs")
     groups = {}
     for factor in factors:
         groups.setdefault(factor.columns, []).append(factor)
@@ -223,19 +221,19 @@ def _change_phrase(node, names, ranges):
 def _side_phrase(expr, names, ranges):
     """Phrase for one side of a change (``None`` for a constant)."""
     terms = expr.sum_of_products()
-    if all(t.name == "C" for t in terms if not isinstance(t, Product)) and not any(isinstance(t, Product) for t in terms):
+    if all(_is_constant(t) for t in terms if not isinstance(t, Product)) and not any(isinstance(t, Product) for t in terms):
         return None
     return " plus ".join(describe_term(t, names, ranges) for t in terms)
 
 
 def _function_of(group, var, spread):
     periodic = [f for f in group if f.kind.periodic]
-    linear = [f for f in group if f.name == "LIN"]
-    smooth = [f for f in group if f.name in _STATIONARY]
+    linear = [f for f in group if f.kind.polynomial_degree]
+    smooth = [f for f in group if f.kind.distance_based]
     if periodic:
         periods = ", ".join(_num(f.params.get("period", np.nan)) for f in periodic)
         head = (
-            f"a periodic component in {var} with period ≈ {periods}"
+            f"{periodic[0].kind.phrase.format(var=var)} with period ≈ {periods}"
             if len(periodic) == 1
             else f"a product of periodic components in {var} with periods ≈ {periods}"
         )
@@ -250,10 +248,10 @@ def _function_of(group, var, spread):
         return head + (" " + " and ".join(modifiers) if modifiers else "")
     if smooth:
         first = smooth[0]
-        head = _STATIONARY[first.name][0].format(var=var)
+        head = first.kind.phrase.format(var=var)
         scales = ", ".join(_num(f.params.get("lengthscale", np.nan)) for f in smooth)
         detail = f"lengthscale{'s' if len(smooth) > 1 else ''} ≈ {scales}"
-        if first.name == "RQ" and len(smooth) == 1:
+        if "alpha" in first.kind.parameters and len(smooth) == 1:
             detail += f", α ≈ {_num(first.params.get('alpha', np.nan))}"
         if all(f.params.get("lengthscale", 0) > 5 * spread for f in smooth):
             detail += ", far beyond the data's range: nearly linear there"
@@ -263,7 +261,7 @@ def _function_of(group, var, spread):
         return head
     degree = len(linear)
     if degree == 1:
-        return f"a linear trend in {var}"
+        return linear[0].kind.phrase.format(var=var)
     if degree == 2:
         return f"a quadratic function of {var}"
     return f"a polynomial of degree {degree} in {var}"
@@ -272,16 +270,17 @@ def _function_of(group, var, spread):
 def _short_phrase(group, var, spread):
     pieces = []
     for factor in group:
+        short = factor.kind.short_phrase.format(var=var)
         if factor.kind.periodic:
-            pieces.append(f"periodic in {var} with period ≈ {_num(factor.params.get('period', np.nan))}")
-        elif factor.name == "LIN":
-            pieces.append(f"linear in {var}")
-        elif factor.name in _STATIONARY and factor.params.get("lengthscale", 0) > 5 * spread:
+            pieces.append(f"{short} with period ≈ {_num(factor.params.get('period', np.nan))}")
+        elif factor.kind.polynomial_degree:
+            pieces.append(short)
+        elif factor.kind.distance_based and factor.params.get("lengthscale", 0) > 5 * spread:
             # a lengthscale far beyond the data makes the factor nearly constant there
             pieces.append(f"nearly constant in {var} (lengthscale ≈ {_num(factor.params['lengthscale'])})")
-        elif factor.name in _STATIONARY:
+        elif factor.kind.distance_based:
             pieces.append(
-                _STATIONARY[factor.name][1].format(var=var)
+                short
                 + f" with lengthscale ≈ {_num(factor.params.get('lengthscale', np.nan))}"
             )
         else:

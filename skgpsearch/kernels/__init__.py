@@ -2,7 +2,9 @@
 
 Every class here is a real :class:`sklearn.gaussian_process.kernels.Kernel`:
 it works in scikit-learn's ``GaussianProcessRegressor`` and composes with
-scikit-learn's own kernels.
+scikit-learn's own kernels. Everything numeric about a kind -- its class,
+default hyperparameters, engine profile, conversion from scikit-learn kernels
+-- is its :class:`KernelSpec` in :data:`SPECS` (see :func:`get_spec`).
 """
 
 from ._base import (
@@ -27,12 +29,13 @@ from ._base import (
     RationalQuadratic,
     SquaredExponential,
     WhiteNoise,
-    KERNEL_CLASSES,
 )
 from ._change import ChangePoint, ChangeWindow
 from ._columns import ActiveColumns
 from ._convert import from_kernel, inherit_values, to_kernel
+from ._core import StationaryProfile
 from ._defaults import DataSummary, change_defaults, default_hyperparameters, unit_amplitude
+from ._specs import KERNEL_CLASSES, SPECS, KernelSpec, SklearnReader, get_spec
 
 __all__ = [
     "ActiveColumns",
@@ -45,6 +48,7 @@ __all__ = [
     "Constant",
     "DataSummary",
     "KERNEL_CLASSES",
+    "KernelSpec",
     "LIN",
     "Linear",
     "M12",
@@ -58,12 +62,16 @@ __all__ = [
     "RQ",
     "RationalQuadratic",
     "SE",
+    "SPECS",
+    "SklearnReader",
     "SquaredExponential",
+    "StationaryProfile",
     "WN",
     "WhiteNoise",
     "change_defaults",
     "default_hyperparameters",
     "from_kernel",
+    "get_spec",
     "inherit_values",
     "to_kernel",
     "unit_amplitude",

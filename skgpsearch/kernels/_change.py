@@ -26,7 +26,7 @@ import numpy as np
 from scipy.special import expit
 from sklearn.gaussian_process.kernels import Hyperparameter, Kernel
 
-from ._base import _as_2d, _check_gradient_request
+from ._core import _as_2d, _check_gradient_request
 
 __all__ = ["ChangePoint", "ChangeWindow"]
 

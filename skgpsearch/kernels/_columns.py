@@ -7,7 +7,7 @@ import numbers
 import numpy as np
 from sklearn.gaussian_process.kernels import Hyperparameter, Kernel
 
-from ._base import CatalogueKernel, _as_2d
+from ._core import CatalogueKernel, _as_2d
 
 __all__ = ["ActiveColumns"]
 

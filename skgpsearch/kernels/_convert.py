@@ -3,21 +3,31 @@
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike
 from sklearn.gaussian_process import kernels as sk
+from sklearn.gaussian_process.kernels import Kernel
 
-from ..grammar import KINDS, Base, Change, Expr, Product, Sum, add, multiply
+from ..grammar import Base, Change, Expr, Product, Sum, add, multiply
 from ..grammar._expr import _scale, _scale_keeper
-from ._base import KERNEL_CLASSES, CatalogueKernel
 from ._change import ChangePoint, ChangeWindow
 from ._columns import ActiveColumns
+from ._core import CatalogueKernel
 from ._defaults import DataSummary, change_defaults, default_hyperparameters, unit_amplitude
+from ._specs import _value, get_spec, read_leaf, sklearn_readers
 
 _CHANGE_CLASSES = {"CP": ChangePoint, "CW": ChangeWindow}
 
 __all__ = ["to_kernel", "from_kernel", "inherit_values"]
 
 
-def to_kernel(expr, X=None, y=None, *, summary=None, parent=None):
+def to_kernel(
+    expr: Expr,
+    X: ArrayLike | None = None,
+    y: ArrayLike | None = None,
+    *,
+    summary: DataSummary | None = None,
+    parent: Expr | Kernel | None = None,
+) -> Kernel:
     """Build the scikit-learn kernel of a structure.
 
     Base kernels become catalogue kernels wrapped in :class:`ActiveColumns`
@@ -95,7 +105,7 @@ def _base_kernel(leaf, summary, amplitude_free):
         value = carried.get(param, init)
         low, high = (np.asarray(b, dtype=float) for b in bounds)
         value = np.clip(np.asarray(value, dtype=float), low, high)
-        if param == "offset" and len(columns) > 1:
+        if param in leaf.kind.per_column_parameters and len(columns) > 1:
             kwargs[param] = value
             kwargs[param + "_bounds"] = np.column_stack([low, high])
         else:
@@ -104,7 +114,7 @@ def _base_kernel(leaf, summary, amplitude_free):
     if leaf.kind.has_amplitude and not amplitude_free:
         kwargs["variance"] = unit_amplitude(name, columns, summary)
         kwargs["variance_bounds"] = "fixed"
-    kernel = KERNEL_CLASSES[name](**kwargs)
+    kernel = get_spec(leaf.kind).kernel_class(**kwargs)
     if leaf.kind.columns == "none":
         return kernel
     return ActiveColumns(kernel, list(columns))
@@ -176,7 +186,7 @@ def _scale_or_set(node, factor, summary):
     return _scale(node, factor)
 
 
-def inherit_values(expr, parent):
+def inherit_values(expr: Expr, parent: Expr | Kernel) -> Expr:
     """Copy hyperparameter values from a parent's base kernels to matching ones of ``expr``.
 
     Base kernels match when they have the same kind and columns; each of the
@@ -227,15 +237,16 @@ def _inherit_change_values(node, changes):
     return Change(node.operator, node.column, *operands, params)
 
 
-def from_kernel(kernel, n_features=None):
+def from_kernel(kernel: Kernel, n_features: int | None = None) -> Expr:
     """Read a scikit-learn kernel back into a structure carrying its hyperparameter values.
 
     Understands the catalogue kernels, :class:`ActiveColumns`, scikit-learn's
     ``Sum`` and ``Product``, and the scikit-learn kernels with an exact
-    counterpart: ``RBF`` (an anisotropic one becomes a product of per-column
-    SE kernels), ``Matern`` with nu in {0.5, 1.5, 2.5}, ``RationalQuadratic``,
-    ``ExpSineSquared``, ``ConstantKernel``, ``WhiteKernel`` and
-    ``DotProduct`` (= C + LIN with zero offset).
+    counterpart (the readers of the kinds' specs): ``RBF`` (an anisotropic
+    one becomes a product of per-column SE kernels), ``Matern`` with nu in
+    {0.5, 1.5, 2.5}, ``RationalQuadratic``, ``ExpSineSquared``,
+    ``ConstantKernel``, ``WhiteKernel`` and ``DotProduct`` (= C + LIN with
+    zero offset).
 
     Parameters
     ----------
@@ -275,71 +286,16 @@ def _read(kernel, columns):
         return Change(operator, column, _read(kernel.k1, columns), _read(kernel.k2, columns), params)
     if isinstance(kernel, CatalogueKernel):
         params = {name: _value(getattr(kernel, name)) for name in kernel._hyperparameter_names}
-        return _leaf(kernel.kind, columns, params, kernel)
-    if isinstance(kernel, sk.ConstantKernel):
-        return Base("C", (), {"variance": kernel.constant_value})
-    if isinstance(kernel, sk.WhiteKernel):
-        return Base("WN", (), {"variance": kernel.noise_level})
-    if isinstance(kernel, sk.Matern):
-        kinds = {0.5: "M12", 1.5: "M32", 2.5: "M52"}
-        if kernel.nu not in kinds or np.ndim(kernel.length_scale) and np.size(kernel.length_scale) > 1:
-            raise ValueError(
-                f"{kernel!r} has no counterpart in the grammar (only isotropic Matern with nu in 0.5, 1.5, 2.5)."
-            )
-        return _leaf(kinds[kernel.nu], columns, {"variance": 1.0, "lengthscale": _value(kernel.length_scale)}, kernel)
-    if isinstance(kernel, sk.RBF):
-        lengthscale = np.atleast_1d(np.asarray(kernel.length_scale, dtype=float))
-        if lengthscale.size == 1:
-            return _leaf("SE", columns, {"variance": 1.0, "lengthscale": float(lengthscale[0])}, kernel)
-        cols = _require_columns(columns, kernel)
-        if len(cols) != lengthscale.size:
-            raise ValueError(f"{kernel!r} has {lengthscale.size} lengthscales for {len(cols)} columns.")
-        # exp(-Σ_k d_k²/2l_k²) = Π_k exp(-d_k²/2l_k²): an ARD RBF is a product of per-column SEs.
-        return multiply(
-            *(Base("SE", c, {"variance": 1.0, "lengthscale": float(l)}) for c, l in zip(cols, lengthscale))
-        )
-    if isinstance(kernel, sk.RationalQuadratic):
-        params = {"variance": 1.0, "lengthscale": _value(kernel.length_scale), "alpha": _value(kernel.alpha)}
-        return _leaf("RQ", columns, params, kernel)
-    if isinstance(kernel, sk.ExpSineSquared):
-        params = {"variance": 1.0, "lengthscale": _value(kernel.length_scale), "period": _value(kernel.periodicity)}
-        return _leaf("PER", columns, params, kernel)
-    if isinstance(kernel, sk.DotProduct):
-        cols = _require_columns(columns, kernel)
-        return add(
-            Base("C", (), {"variance": kernel.sigma_0**2}),
-            Base("LIN", cols, {"variance": 1.0, "offset": [0.0] * len(cols)}),
-        )
+        return read_leaf(kernel.kind, columns, params, kernel)
+    readers = sklearn_readers(type(kernel))
+    for reader in readers:
+        expr = reader.read(kernel, columns)
+        if expr is not None:
+            return expr
+    if readers:
+        accepted = [reader.accepts for reader in readers]
+        alternatives = accepted[0] if len(accepted) == 1 else ", ".join(accepted[:-1]) + " or " + accepted[-1]
+        raise ValueError(f"{kernel!r} has no counterpart in the grammar (only {alternatives}).")
     raise ValueError(
         f"The kernel {kernel!r} ({type(kernel).__name__}) has no counterpart in the kernel grammar."
     )
-
-
-def _value(value):
-    arr = np.asarray(value, dtype=float).ravel()
-    return float(arr[0]) if arr.size == 1 else tuple(arr)
-
-
-def _require_columns(columns, kernel):
-    if columns is None:
-        raise ValueError(
-            f"{kernel!r} is not restricted to columns; pass n_features so that it acts on all of them."
-        )
-    return columns
-
-
-def _leaf(kind, columns, params, kernel):
-    if KINDS[kind].columns == "none":
-        return Base(kind, (), params)
-    cols = _require_columns(columns, kernel)
-    if KINDS[kind].columns == "any" and kind != "LIN":
-        lengthscale = params.get("lengthscale")
-        if isinstance(lengthscale, tuple):
-            if len(lengthscale) == 1:
-                params["lengthscale"] = lengthscale[0]
-            else:
-                raise ValueError(
-                    f"{kernel!r} has one lengthscale per column; structures use one lengthscale per "
-                    "base kernel (write a product of per-column kernels instead)."
-                )
-    return Base(kind, cols, params)

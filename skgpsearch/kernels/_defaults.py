@@ -31,6 +31,9 @@ factor has unit prior variance on the data.
 
 Degenerate columns (constant, or a single distinct value) fall back to a
 unit scale, so that every initial value lies strictly inside its bounds.
+
+Each rule is implemented once in :mod:`skgpsearch.kernels._specs`, and each
+kind's spec names the rules of its hyperparameters.
 """
 
 from __future__ import annotations
@@ -39,7 +42,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..grammar._kinds import KINDS
+from ._specs import _inside, get_spec
 
 __all__ = ["DataSummary", "default_hyperparameters", "change_defaults", "discrete_columns", "unit_amplitude"]
 
@@ -186,26 +189,16 @@ def discrete_columns(X):
     return np.array([np.unique(X[:, j]).size <= limit for j in range(X.shape[1])], dtype=bool)
 
 
-def unit_amplitude(kind, columns, summary):
+def unit_amplitude(kind: str, columns: tuple[int, ...], summary: DataSummary) -> float:
     """Value of a fixed amplitude: the one giving the factor unit prior variance."""
-    if kind == "LIN":
-        summary._check(columns)
-        total = float(np.sum(summary.std[list(columns)] ** 2))
-        return 1.0 / total if total > 0 else 1.0
-    return 1.0
+    return get_spec(kind).unit_amplitude(columns, summary)
 
 
-def _inside(init, low, high):
-    """Widen (low, high) if needed so that low < init < high."""
-    if low >= init:
-        low = init / 10.0
-    if high <= init:
-        high = init * 10.0
-    return init, (low, high)
-
-
-def default_hyperparameters(kind, columns, summary):
+def default_hyperparameters(kind: str, columns: tuple[int, ...], summary: DataSummary) -> dict[str, tuple]:
     """Initial values and bounds of a base kernel's hyperparameters.
+
+    The rules are those of the module docstring; each kind's spec
+    (``KernelSpec.defaults``, see :func:`get_spec`) lists the ones it uses.
 
     Parameters
     ----------
@@ -223,48 +216,7 @@ def default_hyperparameters(kind, columns, summary):
         hyperparameter (LIN's offset) has arrays of one value per column.
     """
     summary._check(columns)
-    v = summary.target_variance
-    out = {}
-    if kind == "LIN":
-        variance = v * unit_amplitude("LIN", columns, summary)
-    elif kind == "WN":
-        out["variance"] = (0.1 * v, (1e-6 * v, 10.0 * v))
-        return out
-    else:
-        variance = v
-    out["variance"] = (variance, (1e-6 * variance, 1e4 * variance))
-
-    if kind in ("SE", "RQ", "M12", "M32", "M52"):
-        spread, span = summary.spread(columns), summary.range(columns)
-        gap = summary.smallest_gap(columns)
-        low = 0.5 * gap if gap is not None else 1e-3 * span
-        floor = summary.lengthscale_floor_of(columns)
-        if floor is not None:
-            # discretised features: no lengthscale shorter than the spacing of the values
-            # (Mrkšić 2014, §4.4.1), so that the GP cannot fit isolated values
-            low = max(low, floor)
-            spread = max(spread, 2.0 * floor)
-        out["lengthscale"] = _inside(spread, low, 100.0 * span)
-    if kind == "RQ":
-        out["alpha"] = (1.0, (1e-3, 1e3))
-    if KINDS[kind].periodic:
-        span = summary.range(columns)
-        gap = summary.typical_gap(columns)
-        low = 2.0 * gap if gap is not None else 1e-3 * span
-        high = span
-        if low >= high:
-            low = high / 100.0
-        out["period"] = (float(np.sqrt(low * high)), (low, high))
-        out["lengthscale"] = (1.0, (0.05, 50.0))
-    if kind == "LIN":
-        cols = list(columns)
-        span = summary.maximum[cols] - summary.minimum[cols]
-        span = np.where(span > 0, span, 1.0)
-        out["offset"] = (
-            summary.mean[cols].copy(),
-            (summary.minimum[cols] - span, summary.maximum[cols] + span),
-        )
-    return out
+    return get_spec(kind).default_hyperparameters(columns, summary)
 
 
 def change_defaults(operator, column, summary):
