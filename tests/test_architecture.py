@@ -35,12 +35,25 @@ def _modules():
     return {_module_name(path): path for path in PACKAGE.rglob("*.py")}
 
 
+def _runtime_nodes(tree):
+    """Every node of the tree except those under ``if TYPE_CHECKING:`` (imports for annotations only)."""
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        yield node
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.If) and "TYPE_CHECKING" in ast.unparse(child.test):
+                stack.extend(child.orelse)
+                continue
+            stack.append(child)
+
+
 def _imports(name, path, modules):
     """The package modules that ``name`` imports, at module level or inside functions."""
     is_package = path.name == "__init__.py"
     package = name if is_package else name.rpartition(".")[0]
     found = set()
-    for node in ast.walk(ast.parse(path.read_text())):
+    for node in _runtime_nodes(ast.parse(path.read_text())):
         if isinstance(node, ast.Import):
             targets = [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
