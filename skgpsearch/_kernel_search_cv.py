@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from numpy.typing import ArrayLike
-
 import numbers
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy.sparse import issparse
 from sklearn.base import clone, is_classifier, is_regressor
 from sklearn.gaussian_process.kernels import WhiteKernel

@@ -2,26 +2,24 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
-from numpy.typing import ArrayLike
-
 import math
 import numbers
 import warnings
+from collections.abc import Sequence
 
 import numpy as np
+from numpy.typing import ArrayLike
 from sklearn.base import BaseEstimator, RegressorMixin, clone
 from sklearn.gaussian_process.kernels import WhiteKernel
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ._candidates import CandidateRecord, single_threaded_blas
 from ._engine._classification import LaplaceObjective, LaplacePosterior
 from ._engine._likelihoods import OUTLIER_CLIP, StudentT
 from ._engine._linalg import NumericalError
 from ._engine._regression import GPPosterior, RegressionObjective
-from ._candidates import CandidateRecord, single_threaded_blas
 from ._estimator_base import StructureSearchMixin
 from ._laplace_fitter import LaplaceCandidateFitter
 from ._regression_fitter import RegressionCandidateFitter

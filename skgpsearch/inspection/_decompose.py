@@ -21,20 +21,18 @@ of k2 by 1 − s (:class:`SwitchedKernel`); a component records where it is acti
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
-from numpy.typing import ArrayLike
-
-from dataclasses import dataclass, field
-
 import numpy as np
+from numpy.typing import ArrayLike
 from sklearn.gaussian_process import kernels as sk
 from sklearn.utils.validation import validate_data
 
 from ..kernels import from_kernel
+from ..kernels._change import ChangePoint, _ChangeOperator
 from ..kernels._core import _as_2d
 from ..kernels._specs import WhiteNoise
-from ..kernels._change import ChangePoint, _ChangeOperator
 from ._views import ClassificationView, RegressionView, explanation_view
 
 __all__ = ["Component", "Decomposition", "Switch", "SwitchedKernel", "decompose"]
