@@ -843,16 +843,8 @@ _M52_SPEC = KernelSpec(Matern52, defaults=DISTANCE_DEFAULTS, sklearn_readers=(_m
 # =======================================================================================
 
 
-class Constant(CatalogueKernel):
-    """Constant kernel: k(x, x') = s2.
-
-    Parameters
-    ----------
-    variance : float, default=1.0
-    variance_bounds : pair or "fixed", default=(1e-5, 1e5)
-    """
-
-    kind = "C"
+class _InputFreeKernel(CatalogueKernel):
+    """The common part of the kernels without input dependence (C, WN): a variance, s2 on the diagonal."""
 
     def __init__(self, variance=1.0, variance_bounds=(1e-5, 1e5)):
         self.variance = variance
@@ -867,6 +859,18 @@ class Constant(CatalogueKernel):
 
     def diag(self, X):
         return np.full(_num_samples(X), float(self.variance))
+
+
+class Constant(_InputFreeKernel):
+    """Constant kernel: k(x, x') = s2.
+
+    Parameters
+    ----------
+    variance : float, default=1.0
+    variance_bounds : pair or "fixed", default=(1e-5, 1e5)
+    """
+
+    kind = "C"
 
     def __call__(self, X, Y=None, eval_gradient=False):
         _check_gradient_request(Y, eval_gradient)
@@ -891,7 +895,7 @@ _C_SPEC = KernelSpec(
 # =======================================================================================
 
 
-class WhiteNoise(CatalogueKernel):
+class WhiteNoise(_InputFreeKernel):
     """White-noise kernel: s2 on the diagonal of k(X, X), zero elsewhere.
 
     k(x_i, x_j) = s2 * [i == j] for the training covariance (``Y=None``) and
@@ -904,20 +908,6 @@ class WhiteNoise(CatalogueKernel):
     """
 
     kind = "WN"
-
-    def __init__(self, variance=1.0, variance_bounds=(1e-5, 1e5)):
-        self.variance = variance
-        self.variance_bounds = variance_bounds
-
-    @property
-    def requires_vector_input(self):
-        return False
-
-    def is_stationary(self):
-        return True
-
-    def diag(self, X):
-        return np.full(_num_samples(X), float(self.variance))
 
     def __call__(self, X, Y=None, eval_gradient=False):
         _check_gradient_request(Y, eval_gradient)
