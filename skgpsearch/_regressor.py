@@ -20,10 +20,12 @@ from ._engine._classification import LaplaceObjective, LaplacePosterior
 from ._engine._likelihoods import OUTLIER_CLIP, StudentT
 from ._engine._linalg import NumericalError
 from ._engine._regression import GPPosterior, RegressionObjective
+from ._engine._sparse import SparseObjective, SparsePosterior, choose_inducing_inputs
 from ._estimator_base import StructureSearchMixin
 from ._laplace_fitter import LaplaceCandidateFitter
 from ._regression_fitter import RegressionCandidateFitter
 from ._search import averaged_records
+from ._sparse_fitter import SparseCandidateFitter
 from .criteria import get_criterion
 from .inspection import Decomposition, RegressionView, decompose, describe
 from .kernels import DataSummary, to_kernel
@@ -35,6 +37,8 @@ NOISE_BOUNDS = (1e-6, 10.0)
 #: A Gaussian model warns when a training point's leave-one-out residual, in robust standard
 #: units of all of them, exceeds this (|z| > 5 has probability 6e-7 per normal point).
 OUTLIER_THRESHOLD = 5.0
+#: Above this many rows, approximation="auto" uses the sparse variational GP.
+SPARSE_THRESHOLD = 3000
 #: Scale of the median absolute deviation that makes it a standard deviation under normality.
 MAD_TO_SD = 1.4826
 
@@ -144,6 +148,22 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
         flexible structures (see the user guide); only used with
         ``likelihood="student_t"``.
 
+    approximation : {"auto", "exact", "sparse"}, default="auto"
+        ``"exact"``: exact GP regression (O(n³) per likelihood evaluation).
+        ``"sparse"``: a sparse variational GP (SGPR/VFE, Titsias 2009) with
+        ``n_inducing`` inducing inputs from a k-means clustering of ``X``,
+        fitted by maximising its collapsed evidence bound (O(n m²) per
+        evaluation, O(n m) memory); starts are screened on an exact GP of a
+        400-row subset. The bound, a lower bound of the log evidence, then
+        stands in for the evidence: ``"bic"``, ``"aic"``, ``"bic_light"``,
+        ``"lml"`` and callables work, the other criteria need
+        ``approximation="exact"``; ``objective="lml"`` only; Gaussian noise
+        only. ``"auto"``: exact up to ``SPARSE_THRESHOLD`` (3000) rows,
+        sparse above.
+    n_inducing : int, default=256
+        Inducing inputs of the sparse approximation (at most the number of
+        distinct rows).
+
     Attributes
     ----------
     structure_ : skgpsearch.grammar.Expr
@@ -190,7 +210,13 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
         Weights of the posterior mean on the normalised scale: K_y^{-1} (y - mean)
         (Student-t noise: ∇ log p(y | f̂) at the Laplace mode).
     L_ : ndarray or None
-        Lower Cholesky factor of K(X_train, X_train) + noise I (``None`` with Student-t noise).
+        Lower Cholesky factor of K(X_train, X_train) + noise I (``None`` with
+        Student-t noise and with the sparse approximation).
+    approximation_ : {"exact", "sparse"}
+        The approximation used.
+    inducing_inputs_ : ndarray of shape (n_inducing, n_features) or None
+        The inducing inputs of the sparse approximation (``alpha_`` then
+        weights them: the mean is k(x, inducing_inputs_) @ alpha_).
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         Defined when ``X`` has feature names (pandas DataFrame).
@@ -225,6 +251,8 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
         "normalize_y": ["boolean"],
         "likelihood": [StrOptions({"gaussian", "student_t"})],
         "degrees_of_freedom": [Interval(numbers.Real, 0, None, closed="neither"), None],
+        "approximation": [StrOptions({"auto", "exact", "sparse"})],
+        "n_inducing": [Interval(numbers.Integral, 1, None, closed="left")],
     }
 
     def __init__(
@@ -249,6 +277,8 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
         model_averaging=None,
         likelihood="gaussian",
         degrees_of_freedom=4.0,
+        approximation="auto",
+        n_inducing=256,
     ):
         self.base_kernels = base_kernels
         self.grammar = grammar
@@ -269,6 +299,8 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
         self.model_averaging = model_averaging
         self.likelihood = likelihood
         self.degrees_of_freedom = degrees_of_freedom
+        self.approximation = approximation
+        self.n_inducing = n_inducing
 
     # -- fitting ------------------------------------------------------------------
     def fit(self, X: ArrayLike, y: ArrayLike) -> CompositionalGPRegressor:
@@ -290,15 +322,20 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
         self._check_n_jobs()
         grammar = self._grammar()
         criterion = self._criterion()
-        if self._robust:
+        self.approximation_ = self._approximation_for(X.shape[0])
+        if self._robust or self._sparse:
+            setting = "likelihood='student_t'" if self._robust else "the sparse approximation"
             if not (callable(self.criterion) or getattr(criterion, "evidence_only", False)):
                 raise ValueError(
                     f"The criterion {self.criterion!r} needs the exact Gaussian evidence; with "
-                    "likelihood='student_t' use 'bic', 'aic', 'bic_light', 'lml' or a callable."
+                    f"{setting} use 'bic', 'aic', 'bic_light', 'lml' or a callable."
                 )
             if self.objective != "lml":
-                raise ValueError(f"objective={self.objective!r} needs the Gaussian likelihood; "
-                                 "with likelihood='student_t' use objective='lml'.")
+                raise ValueError(f"objective={self.objective!r} needs the exact Gaussian likelihood; "
+                                 f"with {setting} use objective='lml'.")
+        if self._robust and self._sparse:
+            raise ValueError("likelihood='student_t' has no sparse approximation; use approximation='exact' "
+                             "(with max_optimize_samples to optimise on a subset).")
         y_fit, y_mean, y_std, summary, fitter = self._fitting_setup(X, y, criterion)
         base_seed = self._base_seed()
         self._fit_setup = (X, y, y_mean, y_std)
@@ -309,7 +346,8 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
         best = result.best
         self._adopt(best, summary, X, y, y_fit, y_mean, y_std)
         self._average(result, summary, X, y_fit)
-        if not self._robust:
+        if not (self._robust or self._sparse):
+            # (leave-one-out residuals need the exact posterior)
             self._warn_about_outliers()
         self.best_score_ = best.criterion
         self.search_results_ = result.table()
@@ -320,6 +358,15 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
     @property
     def _robust(self):
         return self.likelihood == "student_t"
+
+    @property
+    def _sparse(self):
+        return getattr(self, "approximation_", "exact") == "sparse"
+
+    def _approximation_for(self, n_samples):
+        if self.approximation == "auto":
+            return "sparse" if n_samples > SPARSE_THRESHOLD else "exact"
+        return self.approximation
 
     def _fitting_setup(self, X, y, criterion):
         """Normalised targets, data summary and candidate fitter for training data (X, y)."""
@@ -344,7 +391,7 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
                 y_std=y_std,
             )
             return y_fit, y_mean, y_std, summary, fitter
-        fitter = RegressionCandidateFitter(
+        options = dict(
             summary=summary,
             criterion=criterion,
             noise_bounds=self._noise_bounds,
@@ -354,7 +401,13 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
             make_estimator=self._candidate_view,
             objective=self.objective,
         )
-        return y_fit, y_mean, y_std, summary, fitter
+        self.inducing_inputs_ = None
+        if self._sparse:
+            seed = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
+            self.inducing_inputs_ = choose_inducing_inputs(X, self.n_inducing, np.random.default_rng(seed))
+            return y_fit, y_mean, y_std, summary, SparseCandidateFitter(**options,
+                                                                        inducing_inputs=self.inducing_inputs_)
+        return y_fit, y_mean, y_std, summary, RegressionCandidateFitter(**options)
 
     def _refit_structure(self, X, y, seed=0):
         """A model with this model's structure whose hyperparameters are refitted on (X, y).
@@ -365,6 +418,7 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
         check_is_fitted(self)
         X, y = validate_data(self, X, y, reset=False, y_numeric=True, ensure_min_samples=2, dtype=np.float64)
         model = self._unfitted_copy()
+        model.approximation_ = model._approximation_for(X.shape[0])
         y_fit, y_mean, y_std, summary, fitter = model._fitting_setup(X, y, get_criterion("lml"))
         record = fitter(self.structure_, X, y_fit, seed)
         if not record.ok:
@@ -391,6 +445,8 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
         """(kernel, posterior on (X, y_fit)) of a fitted candidate record."""
         kernel = to_kernel(record.structure, summary=summary)
         with single_threaded_blas():
+            if self._sparse:
+                return kernel, SparsePosterior(kernel, record.noise_variance, X, y_fit, self.inducing_inputs_)
             if not self._robust:
                 return kernel, GPPosterior(kernel, record.noise_variance, X, y_fit)
             p = kernel.n_dims
@@ -443,7 +499,7 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
         self._posterior = posterior
         self._y_train_mean, self._y_train_std = y_mean, y_std
         self.X_train_, self.y_train_ = X, y
-        if isinstance(posterior, GPPosterior):
+        if isinstance(posterior, (GPPosterior, SparsePosterior)):
             noise = posterior.noise_variance
             # kernel_.theta is then the full vector [kernel.theta, log noise] of log_marginal_likelihood
             self.kernel_ = kernel + WhiteKernel(noise, noise_level_bounds=self._noise_bounds)
@@ -468,6 +524,7 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
         view = self._unfitted_copy()
         view._noise_bounds = self._noise_bounds
         view._summary = self._summary
+        view.approximation_, view.inducing_inputs_ = self.approximation_, self.inducing_inputs_
         view._set_fitted(structure, kernel, posterior, X, y, y_mean, y_std)
         view.log_marginal_likelihood_value_ = lml
         view.n_hyperparameters_ = k
@@ -485,7 +542,8 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
         return RegressionView(
             kernel=self._kernel_no_noise,
             posterior=self._posterior,
-            X_train=self.X_train_,
+            # a sparse posterior's weights are on the inducing inputs
+            X_train=self.inducing_inputs_ if self._sparse else self.X_train_,
             y_train=self.y_train_,
             y_mean=float(self._y_train_mean),
             y_std=float(self._y_train_std),
@@ -585,6 +643,9 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
                                          self._normalised(self.y_train_), self._posterior.likelihood)
             # Newton from the fitted mode: the Student-t posterior of the latent values can have several
             objective._last_a = self._posterior.mode.a
+        elif self._sparse:
+            objective = SparseObjective(clone(self._kernel_no_noise), self.X_train_, self._normalised(self.y_train_),
+                                        self.inducing_inputs_, (1e-300, 1e300))
         else:
             objective = RegressionObjective(
                 clone(self._kernel_no_noise), self.X_train_, self._normalised(self.y_train_), (1e-300, 1e300)
@@ -612,7 +673,10 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
                                        posterior.lik_theta, X, self._normalised(y))
             return laplace.log_marginal_likelihood - len(y) * math.log(self._y_train_std)
         noise = self.noise_variance_ / self._y_train_std**2
-        posterior = GPPosterior(self._kernel_no_noise, noise, X, self._normalised(y))
+        if self._sparse:
+            posterior = SparsePosterior(self._kernel_no_noise, noise, X, self._normalised(y), self.inducing_inputs_)
+        else:
+            posterior = GPPosterior(self._kernel_no_noise, noise, X, self._normalised(y))
         return posterior.log_marginal_likelihood - len(y) * math.log(self._y_train_std)
 
     def _fitted_objective(self, X, y):
@@ -622,9 +686,10 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
         (−n log y_std) to its log likelihood gives the original units.
         """
         check_is_fitted(self)
-        if self._robust:
-            raise ValueError("This criterion needs the exact Gaussian objective; a model with "
-                             "likelihood='student_t' supports 'bic', 'aic', 'bic_light', 'lml' and callables.")
+        if self._robust or self._sparse:
+            setting = "likelihood='student_t'" if self._robust else "approximation='sparse'"
+            raise ValueError(f"This criterion needs the exact Gaussian objective; a model with {setting} "
+                             "supports 'bic', 'aic', 'bic_light', 'lml' and callables.")
         X = validate_data(self, X, reset=False, dtype=np.float64)
         y = np.asarray(y, dtype=float).ravel()
         if y.shape[0] != X.shape[0]:

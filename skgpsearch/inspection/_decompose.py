@@ -402,11 +402,17 @@ def _decompose_regressor(model, view: RegressionView, X):
     posterior, scale, X_train = view.posterior, view.y_std, view.X_train
     terms, noise_terms = _terms(view.kernel)
     white = sum(float(t.diag(X_train[:1])[0]) for t in noise_terms) * scale**2
+    # the posterior's weights refer to the training inputs, or to a sparse model's inducing inputs
+    on_training_inputs = X_train is model.X_train_
     components = []
     for term in terms:
-        K_train = term(X_train, X_train)
+        if on_training_inputs:
+            K_train = term(X_train, X_train)
+            K_cross = K_train if at_training else term(X_train, X)
+        else:
+            K_train = term(model.X_train_, X_train)  # the component at the training inputs
+            K_cross = K_train.T if at_training else term(X_train, X)
         train_mean = K_train @ posterior.alpha * scale
-        K_cross = K_train if at_training else term(X_train, X)
         mean = (K_cross.T @ posterior.alpha) * scale
         var = term.diag(X) - posterior.variance_reduction(K_cross)
         components.append(
