@@ -131,10 +131,14 @@ class KernelTree:
         Compiled at construction; later changes to it are not seen. Its
         ``theta`` order is the order of :meth:`set_theta` and the contractions.
     X : ndarray of shape (n_samples, n_features)
+    use_lags : bool, default=True
+        Detect gridded inputs (lag storage). Off where the inputs are known
+        not to be gridded, to skip the detection's sort of all distances.
     """
 
-    def __init__(self, kernel, X):
+    def __init__(self, kernel, X, use_lags=True):
         self.kernel = kernel
+        self.use_lags = use_lags
         self.X = np.asarray(X, dtype=float)
         self.n = self.X.shape[0]
         self._distances = {}
@@ -161,6 +165,8 @@ class KernelTree:
 
     def lags(self, columns):
         """:class:`Lags` of ``columns`` when their distances are few, else ``None`` (cached)."""
+        if not self.use_lags:
+            return None
         key = ("lags", columns)
         if key not in self._distances:
             self._distances[key] = Lags.from_squared_distances(self.squared_distances(columns))

@@ -46,6 +46,8 @@ __all__ = ["SparseObjective", "SparsePosterior", "choose_inducing_inputs"]
 _LOG_2PI = math.log(2.0 * math.pi)
 #: Rows per block of the kernel evaluations (each block is stacked on the inducing inputs).
 BLOCK_ROWS = 512
+#: The blocks' kernel trees are cached up to about this many bytes of distances.
+TREE_CACHE_BYTES = 400 * 2**20
 
 
 def choose_inducing_inputs(X: np.ndarray, m: int, rng: np.random.Generator) -> np.ndarray:
@@ -131,15 +133,24 @@ class SparseObjective:
         self.amplitudes = amplitude_indices(kernel)
         self.n_evaluations = 0
         self._z_tree = KernelTree(kernel, self.Z)
-        n = self.X.shape[0]
+        n, m = self.X.shape[0], self.Z.shape[0]
         self._blocks = [slice(start, min(n, start + self.block_rows)) for start in range(0, n, self.block_rows)]
+        # the blocks' trees (their cached distances) are kept when they fit in TREE_CACHE_BYTES
+        size = n * (self.block_rows + m) // 2 * 8 * max(1, self.X.shape[1])
+        self._trees = {} if size <= TREE_CACHE_BYTES else None
 
     @property
     def n_dims(self):
         return self.bounds.shape[0]
 
     def _block_tree(self, rows):
-        return KernelTree(self.kernel, np.vstack([self.X[rows], self.Z]))
+        if self._trees is not None and rows.start in self._trees:
+            return self._trees[rows.start]
+        # a block stacked on the inducing inputs is not a grid: no lag detection
+        tree = KernelTree(self.kernel, np.vstack([self.X[rows], self.Z]), use_lags=False)
+        if self._trees is not None:
+            self._trees[rows.start] = tree
+        return tree
 
     def _matrices(self, theta):
         """(K_mm, K_mn, diag K_nn) at the kernel part of ``theta``."""
@@ -214,15 +225,16 @@ class SparseObjective:
         grad = np.zeros(self.n_dims)
         grad[-1] = d_noise * noise  # with respect to log σ²
         kernel_theta = theta[:-1]
-        self._z_tree.set_theta(kernel_theta)
-        self._z_tree.forward()
+        # (the value pass left the inducing tree, and cached block trees, evaluated at this theta)
         grad[:-1] += self._z_tree.contract(dKmm)
         m = self.Z.shape[0]
         for rows in self._blocks:
             b = rows.stop - rows.start
+            cached = self._trees is not None and rows.start in self._trees
             tree = self._block_tree(rows)
-            tree.set_theta(kernel_theta)
-            tree.forward()
+            if not cached:
+                tree.set_theta(kernel_theta)
+                tree.forward()
             G = np.zeros((b + m, b + m))
             G[:b, b:] = dKnm[rows]
             G[np.arange(b), np.arange(b)] = -0.5 / noise
