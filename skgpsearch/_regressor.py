@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import numbers
 import warnings
@@ -15,7 +16,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._candidates import CandidateRecord, single_threaded_blas
+from ._candidates import CandidateRecord, candidate_seed, single_threaded_blas
 from ._engine._classification import LaplaceObjective, LaplacePosterior
 from ._engine._likelihoods import OUTLIER_CLIP, StudentT
 from ._engine._linalg import NumericalError
@@ -24,7 +25,7 @@ from ._engine._sparse import SparseObjective, SparsePosterior, choose_inducing_i
 from ._estimator_base import StructureSearchMixin
 from ._laplace_fitter import LaplaceCandidateFitter
 from ._regression_fitter import RegressionCandidateFitter
-from ._search import averaged_records
+from ._search import SearchResult, averaged_records, refit_finalists
 from ._sparse_fitter import SparseCandidateFitter
 from .criteria import get_criterion
 from .inspection import Decomposition, RegressionView, decompose, describe
@@ -39,6 +40,10 @@ NOISE_BOUNDS = (1e-6, 10.0)
 OUTLIER_THRESHOLD = 5.0
 #: Above this many rows, approximation="auto" uses the sparse variational GP.
 SPARSE_THRESHOLD = 3000
+#: A sparse model's structure search runs on this many random rows (exact GP); its best
+#: FIRST_FINALISTS structures are then refitted on more rows, halving their number (see fit).
+SEARCH_ROWS = 2000
+FIRST_FINALISTS = 4
 #: Scale of the median absolute deviation that makes it a standard deviation under normality.
 MAD_TO_SD = 1.4826
 
@@ -159,7 +164,13 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
         ``"lml"`` and callables work, the other criteria need
         ``approximation="exact"``; ``objective="lml"`` only; Gaussian noise
         only. ``"auto"``: exact up to ``SPARSE_THRESHOLD`` (3000) rows,
-        sparse above.
+        sparse above. With more than 2000 rows and an evidence criterion,
+        a sparse model's structures are searched on 2000 random rows with
+        the exact GP, and the 4 best are refitted on 5 times as many rows,
+        the better half of them on 5 times more, and so on up to all the
+        rows (successive halving; listed in ``search_results_`` as
+        finalists), so that the search costs one search on a subset plus a
+        few fits on all the data.
     n_inducing : int, default=256
         Inducing inputs of the sparse approximation (at most the number of
         distinct rows).
@@ -340,12 +351,15 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
         base_seed = self._base_seed()
         self._fit_setup = (X, y, y_mean, y_std)
         try:
-            result = self._search(fitter, X, y_fit, grammar, criterion, base_seed)
+            if self._searches_a_subset(X.shape[0], criterion):
+                result, final = self._search_subset_then_refit(fitter, X, y_fit, grammar, criterion, base_seed)
+            else:
+                result = final = self._search(fitter, X, y_fit, grammar, criterion, base_seed)
         finally:
             del self._fit_setup
-        best = result.best
+        best = final.best
         self._adopt(best, summary, X, y, y_fit, y_mean, y_std)
-        self._average(result, summary, X, y_fit)
+        self._average(final, summary, X, y_fit)
         if not (self._robust or self._sparse):
             # (leave-one-out residuals need the exact posterior)
             self._warn_about_outliers()
@@ -362,6 +376,50 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
     @property
     def _sparse(self):
         return getattr(self, "approximation_", "exact") == "sparse"
+
+    def _searches_a_subset(self, n_samples, criterion):
+        # (a callable criterion scores the model it is given on the estimator's data: all rows)
+        return self._sparse and n_samples > SEARCH_ROWS and getattr(criterion, "evidence_only", False)
+
+    def _search_subset_then_refit(self, fitter, X, y_fit, grammar, criterion, base_seed):
+        """The structure search on ``SEARCH_ROWS`` random rows (exact GP), then successive halving of its best.
+
+        The ``FIRST_FINALISTS`` best distinct structures are refitted on 5
+        times as many rows, the better half of them on 5 times more, and so
+        on up to all the rows, each from its fitted values (sparse above
+        ``SPARSE_THRESHOLD`` rows). Returns the search's result (with the
+        refits' records appended) and a result holding the last rung's records.
+        """
+        n = X.shape[0]
+        permutation = np.random.default_rng(base_seed).permutation(n)
+        sizes = [SEARCH_ROWS]
+        while sizes[-1] * 5 < n:
+            sizes.append(sizes[-1] * 5)
+        sizes = sizes[1:] + [n]
+        subset = np.sort(permutation[:SEARCH_ROWS])
+        exact = RegressionCandidateFitter(**{f.name: getattr(fitter, f.name)
+                                             for f in dataclasses.fields(RegressionCandidateFitter)})
+        result = self._search(exact, X[subset], y_fit[subset], grammar, criterion, base_seed)
+
+        def refit(record, rows):
+            engine = fitter if rows.size > SPARSE_THRESHOLD else exact
+            refitted = engine(record.structure, X[rows], y_fit[rows], candidate_seed(base_seed, record.structure),
+                              record.warm_state)
+            refitted.depth, refitted.parent = record.depth, record.parent
+            note = f"finalist refitted on {rows.size} rows"
+            refitted.message = f"{note}: {refitted.message}" if refitted.message else note
+            return refitted
+
+        rungs = [(np.sort(permutation[:size]), refit) for size in sizes]
+        rounds = refit_finalists(result.records, rungs, FIRST_FINALISTS, n_jobs=self.n_jobs, progress=self._progress())
+        for records in rounds:
+            result.records.extend(records)
+        last = [r for r in rounds[-1] if r.ok] if rounds else []
+        if len(rounds) < len(rungs) or not last:
+            raise NumericalError("every finalist structure failed to fit on all the rows: "
+                                 + "; ".join(dict.fromkeys(r.message for r in rounds[-1])))
+        result.stop_reason += f"; finalists refitted on {', '.join(str(size) for size in sizes)} rows"
+        return result, SearchResult(records=last, best_index=0)
 
     def _approximation_for(self, n_samples):
         if self.approximation == "auto":

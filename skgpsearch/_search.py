@@ -36,6 +36,7 @@ __all__ = [
     "automatic_depth",
     "averaged_records",
     "print_progress",
+    "refit_finalists",
     "run_search",
     "search_progress",
 ]
@@ -507,3 +508,59 @@ def averaged_records(result: SearchResult, k: int | None) -> tuple[list, np.ndar
     scores = np.array([r.criterion for r in chosen], dtype=float)
     weights = np.exp(scores - scores.max())
     return chosen, weights / weights.sum()
+
+
+def finalists(records: Sequence[CandidateRecord], k: int) -> list[CandidateRecord]:
+    """The ``k`` best usable records with distinct structures, best first."""
+    ranked = sorted((r for r in records if r.status == OK and np.isfinite(r.criterion)), key=lambda r: -r.criterion)
+    chosen, seen = [], set()
+    for record in ranked:
+        if record.structure.without_values() not in seen:
+            seen.add(record.structure.without_values())
+            chosen.append(record)
+        if len(chosen) == k:
+            break
+    return chosen
+
+
+def refit_finalists(
+    records: Sequence[CandidateRecord],
+    rungs: Sequence[tuple[np.ndarray, Callable]],
+    first_keep: int,
+    *,
+    n_jobs: int | None = None,
+    progress: Callable | None = None,
+) -> list[list[CandidateRecord]]:
+    """Successive halving of a search's best structures over growing sets of rows.
+
+    The ``first_keep`` best distinct structures of ``records`` (a search on a
+    subset of the rows) are refitted on the rows of the first rung, starting
+    from their fitted values; the better half of them on the next rung's
+    rows, and so on -- so that a search on large data costs one search on a
+    subset plus a few fits on more rows. ``rungs`` are ``(rows, fit)`` pairs,
+    where ``fit(record, rows)`` returns the refitted record (criteria on the
+    same rows are comparable; across rungs they are not).
+
+    Returns
+    -------
+    list of lists of CandidateRecord
+        The refitted records of each rung, best first; the best of the last
+        rung is the chosen model.
+    """
+    current = finalists(records, first_keep)
+    rounds = []
+    for i, (rows, fit) in enumerate(rungs):
+        refits = Parallel(n_jobs=n_jobs, prefer="processes")(delayed(fit)(record, rows) for record in current)
+        refits = sorted(refits, key=lambda r: -r.criterion if r.status == OK else np.inf)
+        rounds.append(refits)
+        if progress is not None:
+            best = refits[0] if refits and refits[0].status == OK else None
+            text = "none" if best is None else f"{best.structure}  criterion={best.criterion:.3f}"
+            progress(f"finalists on {len(rows)} rows: best {text} ({len(refits)} refitted)")
+        usable = [r for r in refits if r.status == OK]
+        if not usable:
+            break
+        keep = len(usable) if i == len(rungs) - 1 else max(1, len(usable) // 2)
+        current = usable[:keep]
+    return rounds
+
