@@ -296,7 +296,9 @@ class CompositionalGPClassifier(StructureSearchMixin, ClassifierMixin, BaseEstim
             mean_init=likelihood.latent_of_probability(float(np.mean(y > 0))),
             n_restarts=self.n_restarts,
             max_optimize_samples=self.max_optimize_samples,
-            make_estimator=_BinaryModelFactory(X, y, likelihood, summary),
+            # (evidence criteria need no model: the factory would carry the data with every candidate)
+            make_estimator=None if getattr(criterion, "evidence_only", False) else _BinaryModelFactory(
+                X, y, likelihood, summary),
             reject_degenerate=searching,
         )
         # the constant latent function (the base rate) is always a candidate: labels may carry no structure

@@ -436,6 +436,9 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
         summary = DataSummary.from_data(X, np.clip(y_fit, -OUTLIER_CLIP, OUTLIER_CLIP) if self._robust else y_fit)
         self._summary = summary
         self._noise_bounds = tuple(b * summary.target_variance for b in NOISE_BOUNDS)
+        # only criteria that read a fitted model get one; the bound method would carry the
+        # training data to every worker with every candidate
+        view_builder = None if getattr(criterion, "evidence_only", False) else self._candidate_view
         if self._robust:
             fitter = LaplaceCandidateFitter(
                 summary=summary,
@@ -443,7 +446,7 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
                 likelihood=StudentT(self.degrees_of_freedom),
                 n_restarts=self.n_restarts,
                 max_optimize_samples=self.max_optimize_samples,
-                make_estimator=self._candidate_view,
+                make_estimator=view_builder,
                 # white-noise latent terms are a legitimate regression model (as with Gaussian noise)
                 reject_degenerate=False,
                 y_std=y_std,
@@ -456,7 +459,7 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
             n_restarts=self.n_restarts,
             max_optimize_samples=self.max_optimize_samples,
             y_std=y_std,
-            make_estimator=self._candidate_view,
+            make_estimator=view_builder,
             objective=self.objective,
         )
         self.inducing_inputs_ = None

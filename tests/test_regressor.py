@@ -109,6 +109,36 @@ def test_runs_unchanged_on_a_dask_cluster(additive_interaction_data):
     np.testing.assert_allclose(remote.search_results_["criterion"], local.search_results_["criterion"], rtol=1e-12)
 
 
+def test_runs_identically_on_a_cluster_of_worker_processes(additive_interaction_data):
+    distributed = pytest.importorskip("dask.distributed")
+    X, y = additive_interaction_data
+    X, y = X[:80], y[:80]
+    params = dict(base_kernels=("SE",), max_depth=2, n_restarts=1, random_state=0)
+    local = CompositionalGPRegressor(**params, n_jobs=1).fit(X, y)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+        with distributed.Client(cluster):
+            with joblib.parallel_config(backend="dask"):
+                remote = CompositionalGPRegressor(**params, n_jobs=-1).fit(X, y)
+    assert remote.search_results_["structure"] == local.search_results_["structure"]
+    # another process: BLAS limited to one thread there too, so the same sums in the same order
+    np.testing.assert_allclose(remote.search_results_["criterion"], local.search_results_["criterion"], rtol=1e-12)
+    np.testing.assert_allclose(remote.predict(X[:5]), local.predict(X[:5]), rtol=1e-10)
+
+
+def test_a_worker_task_carries_the_structure_not_the_data():
+    # joblib's dask backend scatters the large arguments (X, y) once per level; the fitter
+    # itself is sent with every task, so it must not hold the training data
+    import pickle
+
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(2000, 3)), rng.normal(size=2000)
+    for criterion in ("bic", "lml", "aic"):
+        model = CompositionalGPRegressor(criterion=criterion)
+        model.approximation_ = "exact"
+        fitter = model._fitting_setup(X, y, model._criterion())[-1]
+        assert len(pickle.dumps(fitter)) < 0.05 * X.nbytes, criterion
+
+
 def test_periodic_structure_on_mauna_loa():
     from skgpsearch.datasets import load_mauna_loa
 

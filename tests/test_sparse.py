@@ -173,3 +173,42 @@ def test_auto_switches_to_sparse_above_the_threshold(periodic_series, monkeypatc
     monkeypatch.setattr(regressor_module, "SPARSE_THRESHOLD", 100)
     model = CompositionalGPRegressor(**options).fit(X, y)
     assert model.approximation_ == "sparse" and model.inducing_inputs_.shape == (30, 1)
+
+
+def test_successive_halving_keeps_the_better_half_of_distinct_structures():
+    from skgpsearch._candidates import CandidateRecord
+    from skgpsearch._search import refit_finalists
+
+    texts = ["SE(0)", "PER(0)", "LIN(0)", "SE(0) + LIN(0)", "SE(0) * PER(0)", "PER(0) + LIN(0)"]
+    records = [CandidateRecord(parse(t), criterion=float(i)) for i, t in enumerate(texts)]
+    records.append(CandidateRecord(parse("PER(0) + LIN(0)"), criterion=2.0))  # a duplicate structure
+    calls = []
+
+    def fit(record, rows):
+        calls.append((str(record.structure), rows.size))
+        # on more rows the order changes: the simpler structure wins
+        return CandidateRecord(record.structure, criterion=-record.structure.n_base_kernels * rows.size)
+
+    rungs = [(np.arange(size), fit) for size in (10, 50, 250)]
+    rounds = refit_finalists(records, rungs, 4)
+    assert [len(r) for r in rounds] == [4, 2, 1]
+    assert [t for t, size in calls if size == 10] == ["PER(0) + LIN(0)", "SE(0) * PER(0)", "SE(0) + LIN(0)", "LIN(0)"]
+    assert str(rounds[-1][0].structure) == "LIN(0)"
+
+
+def test_a_large_sparse_fit_searches_a_subset_and_refits_the_finalists(periodic_series, monkeypatch):
+    X, y = periodic_series
+    monkeypatch.setattr(regressor_module, "SEARCH_ROWS", 120)
+    monkeypatch.setattr(regressor_module, "SPARSE_THRESHOLD", 200)
+    model = CompositionalGPRegressor(("SE", "PER", "LIN"), max_depth=2, n_inducing=60, random_state=0).fit(X, y)
+    assert model.approximation_ == "sparse"
+    results = model.search_results_
+    finalists = [i for i, m in enumerate(results["message"]) if m.startswith("finalist refitted on 400 rows")]
+    assert 1 <= len(finalists) <= regressor_module.FIRST_FINALISTS
+    assert model.best_score_ == max(results["criterion"][i] for i in finalists)
+    assert "finalists refitted on 400 rows" in model.search_stop_reason_
+    periods = [leaf.params["period"] for leaf in model.structure_.leaves if leaf.kind.periodic]
+    assert periods and min(abs(p - 1.5) for p in periods) < 0.02
+    X_test = np.linspace(0.2, 11.8, 300)[:, None]
+    truth = np.sin(2 * np.pi * X_test[:, 0] / 1.5) + 0.2 * X_test[:, 0]
+    assert np.sqrt(np.mean((model.predict(X_test) - truth) ** 2)) < 0.05
