@@ -85,7 +85,10 @@ def run(name, n, args):
     rng = np.random.default_rng(n)
     X, f = make_data(name, n + args.n_test, rng)
     y = f + NOISE_SD * rng.normal(size=f.size)
-    X_train, y_train, X_test, f_test = X[:n], y[:n], X[n:], f[n:]
+    # test points drawn with the training points (interpolation; the series' order does not matter)
+    order = rng.permutation(n + args.n_test)
+    train, test = np.sort(order[:n]), np.sort(order[n:])
+    X_train, y_train, X_test, f_test = X[train], y[train], X[test], f[test]
     base = ("SE", "PER", "LIN") if name == "series" else ("SE", "LIN")
     model = CompositionalGPRegressor(base, random_state=0, n_jobs=args.n_jobs, verbose=1)
     with warnings.catch_warnings(), PeakMemory() as memory:
