@@ -227,7 +227,7 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
         The approximation used.
     inducing_inputs_ : ndarray of shape (n_inducing, n_features) or None
         The inducing inputs of the sparse approximation (``alpha_`` then
-        weights them: the mean is k(x, inducing_inputs_) @ alpha_).
+        weights them: the mean is ``k(x, inducing_inputs_) @ alpha_``).
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         Defined when ``X`` has feature names (pandas DataFrame).
