@@ -18,13 +18,22 @@ from ._engine._classification import LaplaceObjective, LaplacePosterior
 from ._engine._likelihoods import LIKELIHOODS, get_likelihood
 from ._estimator_base import StructureSearchMixin
 from ._laplace_fitter import LaplaceCandidateFitter
-from ._search import SearchResult, averaged_records
+from ._search import SearchResult, averaged_records, finalists, refit_finalists
 from .grammar import Base
 from .inspection import ClassificationView, Decomposition, decompose, describe
 from .kernels import DataSummary, to_kernel
 from .kernels._defaults import discrete_columns
 
 __all__ = ["CompositionalGPClassifier"]
+
+#: Above ``SEARCH_ROWS`` rows (with a criterion computed from the evidence), a binary problem's
+#: structures are searched on ``SEARCH_ROWS`` stratified rows, and its ``FIRST_FINALISTS`` best
+#: distinct structures (the baselines among them) are refitted, halving their number, on 5 times
+#: as many rows per rung up to ``POSTERIOR_ROWS``, the rows the final model conditions on. The
+#: Laplace engine is exact (O(n³) time, O(n²) memory per fit), so the posterior stays on a subset.
+SEARCH_ROWS = 2000
+POSTERIOR_ROWS = 5000
+FIRST_FINALISTS = 4
 
 
 class CompositionalGPClassifier(StructureSearchMixin, ClassifierMixin, BaseEstimator):
@@ -42,6 +51,15 @@ class CompositionalGPClassifier(StructureSearchMixin, ClassifierMixin, BaseEstim
     probabilities normalised to sum to one. (A joint multi-class Laplace
     model would couple the classes' structures and make each candidate's fit
     K times as large; one-vs-rest keeps each class's structure readable.)
+
+    On large data (more than 2000 rows, with a criterion computed from the
+    evidence alone: ``"bic_light"``, ``"bic"``, ``"aic"``, ``"lml"``), each binary
+    problem's structures are searched on 2000 rows drawn with the class
+    proportions; the 4 best distinct structures, the baselines competing,
+    are refitted on 5 times as many rows, halving their number, up to 5000
+    rows, and the final model conditions on those 5000. The Laplace engine
+    is exact (O(n³) time per fit), so the posterior stays on that subset;
+    ``search_results_`` marks the refits (``"finalist refitted on N rows"``).
 
     Parameters
     ----------
@@ -302,23 +320,83 @@ class CompositionalGPClassifier(StructureSearchMixin, ClassifierMixin, BaseEstim
             reject_degenerate=searching,
         )
         # the constant latent function (the base rate) is always a candidate: labels may carry no structure
-        result = self._search(fitter, X, y, grammar, criterion, seed, extra_initial=(Base("C"),) if searching else ())
-        best = result.best
-        full = dataclasses.replace(fitter, max_optimize_samples=None)
-        if self.max_optimize_samples is not None and X.shape[0] > self.max_optimize_samples:
-            best = self._refit_on_all_rows(full, best, X, y, seed)
-        if searching and self.baseline_models:
-            best = self._compare_with_baselines(full, grammar, best, result, X, y, seed)
+        extra_initial = (Base("C"),) if searching else ()
+        if searching and self._searches_a_subset(X.shape[0], criterion):
+            result, final, rows = self._search_subset_then_refit(fitter, X, y, grammar, criterion, seed,
+                                                                 extra_initial)
+            X, y = X[rows], y[rows]
+            best = final.best
+        else:
+            result = final = self._search(fitter, X, y, grammar, criterion, seed, extra_initial=extra_initial)
+            best = result.best
+            full = dataclasses.replace(fitter, max_optimize_samples=None)
+            if self.max_optimize_samples is not None and X.shape[0] > self.max_optimize_samples:
+                best = self._refit_on_all_rows(full, best, X, y, seed)
+            if searching and self.baseline_models:
+                best = self._compare_with_baselines(full, grammar, best, result, X, y, seed)
         model = self._binary_model(best, likelihood, X, y, summary)
         model.criterion_value = best.criterion
-        chosen, model.weights = averaged_records(result, self.model_averaging)
+        # (records fitted on different rows have incomparable criteria: average the final ones)
+        chosen, model.weights = averaged_records(final, self.model_averaging)
         model.mixture = [model.posterior] + [
             self._binary_model(r, likelihood, X, y, summary).posterior for r in chosen[1:]
         ]
         return model, result
 
     @staticmethod
-    def _compare_with_baselines(fitter, grammar, best: CandidateRecord, result: SearchResult, X, y, seed):
+    def _searches_a_subset(n_samples, criterion):
+        # (a callable or cross-validated criterion scores a model on all the rows it is given)
+        return n_samples > SEARCH_ROWS and getattr(criterion, "evidence_only", False)
+
+    def _search_subset_then_refit(self, fitter, X, y, grammar, criterion, seed, extra_initial):
+        """The search on ``SEARCH_ROWS`` stratified rows, then successive halving of its best structures.
+
+        The baselines (``baseline_models``) are fitted on the search's rows
+        and compete for the ``FIRST_FINALISTS`` places. Each rung refits the
+        finalists' hyperparameters on all its rows (5 times as many as the
+        rung before, at most ``POSTERIOR_ROWS``) from their fitted values.
+        Returns the search's result (with the baselines' and refits' records
+        appended), a result of the last rung's records, best first, and the
+        rows they were fitted on. If every refit fails, the search's best on
+        the search's rows is kept, and the stop reason says so.
+        """
+        order = _stratified_order(y, np.random.default_rng(seed))
+        sizes = [SEARCH_ROWS]
+        last = min(X.shape[0], POSTERIOR_ROWS)
+        while sizes[-1] * 5 < last:
+            sizes.append(sizes[-1] * 5)
+        sizes = sizes[1:] + [last]
+        subset = np.sort(order[:SEARCH_ROWS])
+        X_search, y_search = X[subset], y[subset]
+        result = self._search(fitter, X_search, y_search, grammar, criterion, seed, extra_initial=extra_initial)
+        if self.baseline_models:
+            self._compare_with_baselines(fitter, grammar, result.best, result, X_search, y_search, seed,
+                                         note="baseline, fitted on the search's rows")
+        searched = list(result.records)
+        full = dataclasses.replace(fitter, max_optimize_samples=None, n_restarts=0, reject_degenerate=False)
+
+        def refit(record, rows):
+            refitted = full(record.structure, X[rows], y[rows], candidate_seed(seed, record.structure),
+                            warm_state=record.warm_state)
+            refitted.depth, refitted.parent = record.depth, record.parent
+            note = f"finalist refitted on {rows.size} rows"
+            refitted.message = f"{note}: {refitted.message}" if refitted.message else note
+            return refitted
+
+        rungs = [(np.sort(order[:size]), refit) for size in sizes]
+        rounds = refit_finalists(result.records, rungs, FIRST_FINALISTS, n_jobs=self.n_jobs, progress=self._progress())
+        for records in rounds:
+            result.records.extend(records)
+        chosen = [r for r in rounds[-1] if r.ok] if len(rounds) == len(rungs) else []
+        if chosen:
+            result.stop_reason += f"; finalists refitted on {', '.join(str(size) for size in sizes)} rows"
+            return result, SearchResult(records=chosen, best_index=0), rungs[-1][0]
+        result.stop_reason += f"; every finalist failed to fit on more rows, the model uses the search's {subset.size}"
+        return result, SearchResult(records=finalists(searched, 1), best_index=0), subset
+
+    @staticmethod
+    def _compare_with_baselines(fitter, grammar, best: CandidateRecord, result: SearchResult, X, y, seed,
+                                note="baseline, fitted on all rows after the search"):
         """The best of the chosen record and the standard models fitted on all rows (see ``baseline_models``).
 
         The baselines' records join ``result.records`` (depth 1, no parent).
@@ -331,7 +409,7 @@ class CompositionalGPClassifier(StructureSearchMixin, ClassifierMixin, BaseEstim
                 continue  # already the chosen one, fitted on all rows
             record = fitter(structure, X, y, candidate_seed(seed, structure))
             record.depth, record.parent = 1, None
-            record.message = record.message or "baseline, fitted on all rows after the search"
+            record.message = record.message or note
             result.records.append(record)
             if record.ok and record.criterion > best.criterion:
                 best = record
@@ -504,6 +582,15 @@ class CompositionalGPClassifier(StructureSearchMixin, ClassifierMixin, BaseEstim
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = False
         return tags
+
+
+def _stratified_order(y, rng):
+    """A permutation of the rows whose every prefix has about the class proportions of ``y``."""
+    keys = np.empty(y.shape[0])
+    for label in np.unique(y):
+        rows = np.flatnonzero(y == label)
+        keys[rows] = (rng.permutation(rows.size) + rng.uniform(size=rows.size)) / rows.size
+    return np.argsort(keys, kind="stable")
 
 
 def _validate_training_data(estimator, X, y):

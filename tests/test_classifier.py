@@ -373,3 +373,40 @@ def test_screening_large_levels_fits_only_the_most_promising():
         fitted = [s for s in statuses if s != "screened out"]
         assert len(statuses) > 6 and len(fitted) <= 6 + 1  # + the constant model, always fitted
     assert {3, 7} <= set(clf.structure_.columns)
+
+
+def test_large_data_search_on_a_subset_then_finalists_on_more_rows(monkeypatch):
+    # the scheme of large data, scaled down: search on 150 stratified rows, finalists refitted on 400
+    from skgpsearch import _classifier as classifier_module
+
+    monkeypatch.setattr(classifier_module, "SEARCH_ROWS", 150)
+    monkeypatch.setattr(classifier_module, "POSTERIOR_ROWS", 400)
+    X, y = _two_moons_like(n=700, seed=3)
+    y[:700:3] = 1  # unbalanced classes: the subsets must keep the proportions
+    clf = CompositionalGPClassifier(max_depth=2, n_restarts=1, random_state=0).fit(X, y)
+    model = clf._binary_models[0]
+    assert model.X_train_.shape == (400, 3)
+    assert abs(np.mean(model.y_train_ > 0) - np.mean(y == 1)) < 0.01
+    # every conditioned row is a training row with its own label
+    index = {tuple(x): label for x, label in zip(X, np.where(y == 1, 1.0, -1.0))}
+    assert all(index[tuple(x)] == label for x, label in zip(model.X_train_, model.y_train_))
+    results = clf.search_results_
+    refits = [i for i, m in enumerate(results["message"]) if "finalist refitted on 400 rows" in m]
+    assert 1 <= len(refits) <= classifier_module.FIRST_FINALISTS
+    # the chosen model is the best refit, and its evidence is that of its 400 rows at its theta
+    assert clf.best_score_ == pytest.approx(max(results["criterion"][i] for i in refits))
+    objective = LaplaceObjective(clone(model.kernel_), model.X_train_, model.y_train_, model.likelihood)
+    assert objective(model.theta) == pytest.approx(clf.log_marginal_likelihood_value_, rel=1e-7)
+    assert "finalists refitted on 400 rows" in clf.search_stop_reason_
+    # the refit reached the 400-row optimum of its structure (independent fit, more restarts)
+    full = CompositionalGPClassifier(grammar=_Fixed(clf.structure_.without_values()), max_depth=1,
+                                     max_optimize_samples=None, n_restarts=3, random_state=1)
+    full.fit(model.X_train_, np.where(model.y_train_ > 0, 1, 0))
+    assert clf.log_marginal_likelihood_value_ >= full.log_marginal_likelihood_value_ - 0.05
+    assert any("baseline, fitted on the search's rows" in m for m in results["message"])
+    # as accurate as the search on all the rows (the noisy labels cap both near 0.84)
+    monkeypatch.setattr(classifier_module, "SEARCH_ROWS", 10_000)
+    on_all_rows = clone(clf).fit(X, y)
+    assert on_all_rows._binary_models[0].X_train_.shape == (700, 3)
+    X_test, y_test = _two_moons_like(n=400, seed=4)
+    assert clf.score(X_test, y_test) >= on_all_rows.score(X_test, y_test) - 0.03
