@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from ._diagnostics import diagnose
 from ._engine._linalg import NumericalError
 from ._engine._regression import optimize_hyperparameters
 from .grammar import Expr
@@ -89,6 +90,8 @@ class CandidateRecord:
         Position in the search (set by the search loop).
     screen_score : float or None
         The cheap score of a screened-out candidate.
+    diagnostics : tuple of str
+        Degenerate features of the optimum (see :func:`skgpsearch._diagnostics.diagnose`).
     """
 
     structure: Expr
@@ -108,6 +111,7 @@ class CandidateRecord:
     parent: str | None = None
     parent_index: int | None = None
     screen_score: float | None = None
+    diagnostics: tuple = ()
 
     @property
     def ok(self) -> bool:
@@ -257,6 +261,10 @@ class CandidateFitter:
         """The (X, y) a callable criterion scores the candidate's model on."""
         return view.X_train_, view.y_train_
 
+    def _noise(self, fields: dict) -> tuple[float, tuple[float, float]] | None:
+        """The fitted Gaussian noise variance and its bounds (from the posterior's fields), or None."""
+        return None
+
     def _check_fitted(self, record: CandidateRecord, X: np.ndarray) -> None:
         """Reject a fitted record the engine cannot use (see :meth:`CandidateRecord.fail`)."""
 
@@ -298,5 +306,6 @@ class CandidateFitter:
         if not np.isfinite(score):
             record.fail(FAILED, f"criterion value {score}")
         else:
+            record.diagnostics = diagnose(kernel, X, self._noise(fields))
             self._check_fitted(record, X)
         return record

@@ -14,6 +14,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._candidates import CandidateRecord, candidate_seed, single_threaded_blas
+from ._diagnostics import warn_about_degenerate_optimum
 from ._engine._classification import LaplaceObjective, LaplacePosterior
 from ._engine._likelihoods import LIKELIHOODS, get_likelihood
 from ._estimator_base import StructureSearchMixin
@@ -163,6 +164,12 @@ class CompositionalGPClassifier(StructureSearchMixin, ClassifierMixin, BaseEstim
     search_stop_reason_ : str or list of str
     model_weights_ : ndarray, or list of them (multi-class)
         Weights of the averaged structures (``[1.0]`` without ``model_averaging``).
+    diagnostics_ : list of str
+        Degenerate features of the chosen latent models' optima (a
+        hyperparameter at a bound, a term constant or white noise on the
+        training inputs; see the regressor), prefixed by the class for
+        multi-class problems. Fitting warns
+        (:class:`~skgpsearch.DegenerateOptimumWarning`) when there are any.
     X_train_ : ndarray
         Training inputs.
     y_train_ : ndarray
@@ -302,6 +309,9 @@ class CompositionalGPClassifier(StructureSearchMixin, ClassifierMixin, BaseEstim
         self.search_path_ = paths
         self.search_stop_reason_ = reasons[0] if binary else reasons
         self.model_weights_ = models[0].weights if binary else [m.weights for m in models]
+        self.diagnostics_ = list(models[0].diagnostics) if binary else [
+            f"class {self.classes_[k]!r} vs rest: {finding}" for k, m in zip(positives, models) for finding in m.diagnostics]
+        warn_about_degenerate_optimum(self.diagnostics_)
         return self
 
     def _search_binary(self, X, y, criterion, likelihood, grammar, summary, seed):
@@ -336,6 +346,7 @@ class CompositionalGPClassifier(StructureSearchMixin, ClassifierMixin, BaseEstim
                 best = self._compare_with_baselines(full, grammar, best, result, X, y, seed)
         model = self._binary_model(best, likelihood, X, y, summary)
         model.criterion_value = best.criterion
+        model.diagnostics = best.diagnostics
         # (records fitted on different rows have incomparable criteria: average the final ones)
         chosen, model.weights = averaged_records(final, self.model_averaging)
         model.mixture = [model.posterior] + [
@@ -368,9 +379,13 @@ class CompositionalGPClassifier(StructureSearchMixin, ClassifierMixin, BaseEstim
         sizes = sizes[1:] + [last]
         subset = np.sort(order[:SEARCH_ROWS])
         X_search, y_search = X[subset], y[subset]
-        result = self._search(fitter, X_search, y_search, grammar, criterion, seed, extra_initial=extra_initial)
+        # the search's starts and lengthscale floors follow the spacing of the rows it sees (the floors of
+        # all rows are lower: the refits start inside their bounds); discrete columns stay those of all rows
+        searcher = dataclasses.replace(fitter, summary=self._data_summary(
+            X_search, discrete_mask=~fitter.summary.spacing_floored))
+        result = self._search(searcher, X_search, y_search, grammar, criterion, seed, extra_initial=extra_initial)
         if self.baseline_models:
-            self._compare_with_baselines(fitter, grammar, result.best, result, X_search, y_search, seed,
+            self._compare_with_baselines(searcher, grammar, result.best, result, X_search, y_search, seed,
                                          note="baseline, fitted on the search's rows")
         searched = list(result.records)
         full = dataclasses.replace(fitter, max_optimize_samples=None, n_restarts=0, reject_degenerate=False)
@@ -446,10 +461,11 @@ class CompositionalGPClassifier(StructureSearchMixin, ClassifierMixin, BaseEstim
         model.n_hyperparameters_ = record.n_hyperparameters
         return model
 
-    def _data_summary(self, X):
+    def _data_summary(self, X, discrete_mask=None):
         # no lengthscale below the spacing of a column's values: on a continuous column such an SE
         # separates every pair of points and acts as white noise, a latent value per training point
-        return DataSummary.from_data(X, discrete_features=self._discrete_mask(X), spacing_floor=True)
+        mask = self._discrete_mask(X) if discrete_mask is None else discrete_mask
+        return DataSummary.from_data(X, discrete_features=mask, spacing_floor=True)
 
     def _discrete_mask(self, X):
         n_features = X.shape[1]

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._candidates import DEGENERATE, CandidateFitter, CandidateRecord, single_threaded_blas
+from ._diagnostics import WHITE_NOISE_CORRELATION, white_noise_term
 from ._engine._classification import LAPLACE_FTOL, LaplaceObjective, LaplacePosterior
 from ._engine._likelihoods import OUTLIER_CLIP, Likelihood
 from ._engine._regression import optimize_hyperparameters, random_starts
@@ -178,7 +179,7 @@ def degenerate_reason(expr, X, summary):
             if floor is not None and np.min(lengthscale) <= FLOOR_TOLERANCE * floor:
                 return (f"{leaf.without_values()} has its lengthscale at the spacing of its column's values: "
                         "a white-noise optimum, which the Laplace evidence overrates")
-    term = white_noise_term(expr, X)
+    term = white_noise_term(expr, X[:WHITE_NOISE_ROWS], summary)
     if term is not None:
         return (f"{term.without_values()} acts as white noise on the data (the median training point correlates "
                 f"with no other above {WHITE_NOISE_CORRELATION}), which the Laplace evidence overrates")
@@ -189,26 +190,8 @@ def degenerate_reason(expr, X, summary):
 FLOOR_TOLERANCE = 1.05
 
 
-#: A term is white noise on the data when, for the median training point, no other
-#: training point has a correlation above this under it.
-WHITE_NOISE_CORRELATION = 0.5
-#: The check uses at most this many training rows (their nearest neighbours among themselves).
+#: The white-noise check uses at most this many training rows (their nearest neighbours among themselves).
 WHITE_NOISE_ROWS = 2000
-
-
-def white_noise_term(expr, X):
-    """The first additive term of ``expr`` that acts as white noise on ``X``, or None (see :func:`degenerate_reason`)."""
-    X = X[:WHITE_NOISE_ROWS]
-    for term in expr.sum_of_products():
-        if not term.columns:
-            continue
-        K = to_kernel(term)(X)
-        scale = np.sqrt(np.clip(np.diag(K), 1e-300, None))
-        correlation = K / np.outer(scale, scale)
-        np.fill_diagonal(correlation, -np.inf)
-        if np.median(correlation.max(axis=1)) < WHITE_NOISE_CORRELATION:
-            return term
-    return None
 
 
 def _stratified_subset(y, size, rng):

@@ -147,6 +147,9 @@ class RegressionCandidateFitter(CandidateFitter):
             n_refine=N_REFINE, refine_margin=REFINE_MARGIN,
         )
 
+    def _noise(self, fields):
+        return fields["noise_variance"], self.noise_bounds
+
     def _posterior(self, kernel, theta, X, y, objective, on_all_rows):
         noise = math.exp(theta[-1])
         return GPPosterior(kernel, noise, X, y), {"noise_variance": noise, "warm_state": noise}

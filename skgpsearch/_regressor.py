@@ -25,6 +25,7 @@ from ._engine._sparse import SparseObjective, SparsePosterior, choose_inducing_i
 from ._estimator_base import StructureSearchMixin
 from ._laplace_fitter import LaplaceCandidateFitter
 from ._regression_fitter import RegressionCandidateFitter
+from ._diagnostics import warn_about_degenerate_optimum
 from ._search import SearchResult, averaged_records, refit_finalists
 from ._sparse_fitter import SparseCandidateFitter
 from .criteria import get_criterion
@@ -200,7 +201,18 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
         (text), ``depth``, ``parent``, ``criterion``,
         ``log_marginal_likelihood``, ``n_hyperparameters``, ``fit_time``,
         ``status`` (``"ok"``, ``"failed"`` or ``"screened out"``, see
-        ``max_fits_per_depth``) and ``message`` (why it failed or was screened out).
+        ``max_fits_per_depth``), ``message`` (why it failed or was screened
+        out) and ``diagnostics`` (degenerate features of its optimum, as in
+        ``diagnostics_``, joined by "; ").
+    diagnostics_ : list of str
+        Degenerate features of the chosen model's optimum, in plain language
+        (empty when none): the noise variance or a hyperparameter at a bound
+        (the noise at its lower bound: the model may be interpolating noise;
+        a lengthscale at its upper bound: a constant term), an additive term
+        that acts as white noise on the training inputs, a stationary base
+        kernel that is constant on them. Fitting warns
+        (:class:`~skgpsearch.DegenerateOptimumWarning`) when there are any;
+        :func:`~skgpsearch.inspection.describe` and the report list them.
     search_path_ : list of dict
         Per depth: number of candidates, best structure, best criterion, elapsed seconds.
     search_stop_reason_ : str
@@ -359,6 +371,8 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
             del self._fit_setup
         best = final.best
         self._adopt(best, summary, X, y, y_fit, y_mean, y_std)
+        self.diagnostics_ = list(best.diagnostics)
+        warn_about_degenerate_optimum(self.diagnostics_)
         self._average(final, summary, X, y_fit)
         if not (self._robust or self._sparse):
             # (leave-one-out residuals need the exact posterior)
@@ -399,7 +413,11 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
         subset = np.sort(permutation[:SEARCH_ROWS])
         exact = RegressionCandidateFitter(**{f.name: getattr(fitter, f.name)
                                              for f in dataclasses.fields(RegressionCandidateFitter)})
-        result = self._search(exact, X[subset], y_fit[subset], grammar, criterion, base_seed)
+        # the search's starts and period hints need the spacing of the rows it sees: with the summary of
+        # all rows, a 100 000-row series offered the 2000-row search periods below its own spacing, and
+        # SE + PER lost to SE + SE. (Bounds of all rows contain the subset's: the refits start inside them.)
+        searcher = dataclasses.replace(exact, summary=DataSummary.from_data(X[subset], y_fit[subset]))
+        result = self._search(searcher, X[subset], y_fit[subset], grammar, criterion, base_seed)
 
         def refit(record, rows):
             engine = fitter if rows.size > SPARSE_THRESHOLD else exact

@@ -47,7 +47,7 @@ MAX_SEARCH_DEPTH = 10
 MIN_AVERAGING_WEIGHT = 1e-6
 #: The columns of ``search_results_``, in order.
 RESULT_COLUMNS = ("structure", "depth", "parent", "criterion", "log_marginal_likelihood",
-                  "n_hyperparameters", "fit_time", "status", "message")
+                  "n_hyperparameters", "fit_time", "status", "message", "diagnostics")
 
 
 @dataclass
@@ -129,7 +129,11 @@ class SearchResult:
         for record in self.records:
             for key in RESULT_COLUMNS:
                 value = getattr(record, key)
-                table[key].append(str(value) if key == "structure" else value)
+                if key == "structure":
+                    value = str(value)
+                elif key == "diagnostics":
+                    value = "; ".join(value)
+                table[key].append(value)
         return table
 
 

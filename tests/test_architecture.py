@@ -15,7 +15,7 @@ LAYERS = [
     ("kernels",),
     ("_engine",),
     ("criteria", "_starts"),
-    ("_candidates", "_regression_fitter", "_laplace_fitter", "_sparse_fitter"),
+    ("_candidates", "_diagnostics", "_regression_fitter", "_laplace_fitter", "_sparse_fitter"),
     ("_search",),
     ("inspection",),
     ("_estimator_base", "_regressor", "_classifier", "_kernel_search_cv"),

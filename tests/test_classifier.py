@@ -345,7 +345,7 @@ def test_probabilities_reach_the_base_rate_on_labels_without_structure(rate):
 
 
 def test_white_noise_terms_are_recognised():
-    from skgpsearch._laplace_fitter import white_noise_term
+    from skgpsearch._diagnostics import white_noise_term
 
     X = np.random.default_rng(1).normal(size=(150, 2))
     from skgpsearch.grammar import Base, add, multiply

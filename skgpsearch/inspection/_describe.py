@@ -9,6 +9,7 @@ grammars produce; unfamiliar combinations fall back to naming the factors.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -79,7 +80,8 @@ def describe(estimator: Any, feature_names: Sequence[str] | None = None, target_
                 f"Class '{c}' versus the rest:\n" + _describe_latent(estimator, view, c, names, ranges, c)
                 for c in classes
             ]
-        return "\n\n".join(blocks + [_search_summary(estimator, names)])
+        cautions = _diagnostic_lines(estimator, names)
+        return "\n\n".join(blocks + (["\n".join(cautions)] if cautions else []) + [_search_summary(estimator, names)])
     parts = decompose(estimator)
     if hasattr(estimator, "structure_"):
         lines = [f"Structure: {estimator.structure_.to_string(names)}", ""]
@@ -94,6 +96,7 @@ def describe(estimator: Any, feature_names: Sequence[str] | None = None, target_
     if hasattr(estimator, "structure_"):
         lines += _change_lines(estimator.structure_, names, ranges)
     lines.append(_noise_line(estimator, parts))
+    lines += _diagnostic_lines(estimator, names)
     weights = getattr(estimator, "model_weights_", None)
     if weights is not None and len(weights) > 1:
         models = ", ".join(
@@ -129,6 +132,21 @@ def _region_phrase(switch, names, ranges):
         "inside": f"between ≈ {start} and {end} in {var}",
         "outside": f"outside ≈ {start}–{end} in {var}",
     }[switch.side]
+
+
+def _diagnostic_lines(estimator, names):
+    """One caution per degenerate feature of the fitted optimum (the estimator's ``diagnostics_``)."""
+    return [f"- Caution: {_with_names(finding, names)}." for finding in getattr(estimator, "diagnostics_", None) or []]
+
+
+#: A kernel's column references in structure text: "SE(0" before ")" or "CP(2" before ",".
+_COLUMN_REFERENCE = re.compile(r"\b([A-Z][A-Z0-9]*)\((\d+(?:, \d+)*)(?=[,)])")
+
+
+def _with_names(text, names):
+    """Structure text inside a sentence with column indices replaced by names ("SE(0)" → "SE(year)")."""
+    return _COLUMN_REFERENCE.sub(
+        lambda m: f"{m.group(1)}({', '.join(names[int(c)] for c in m.group(2).split(', '))}", text)
 
 
 def _change_lines(structure, names, ranges):

@@ -17,7 +17,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..grammar import Grammar, default_base_kernels
 from ._decompose import feature_names_of, structure_text
-from ._describe import describe
+from ._describe import _with_names, describe
 
 __all__ = ["compare_with_random_forest", "write_report"]
 
@@ -197,6 +197,12 @@ def write_report(estimator, X, y, path, *, title=None, target_name=None, feature
     text = structure_text(estimator, names)
     sections.append(("Chosen structure", "pre", text))
     sections.append(("Description", "pre", describe(estimator, feature_names=names, target_name=target_name)))
+    findings = getattr(estimator, "diagnostics_", None)
+    if findings:
+        sections.append(("Degenerate optimum", "text",
+                         "The chosen model's optimum has these degenerate features; its hyperparameters may not "
+                         "mean what they seem. " + " ".join(f"({i}) {_with_names(f, names)}." for i, f in
+                                                            enumerate(findings, 1))))
     sections += _figure_sections(estimator, names)
     sections.append(("Candidates", "table", _candidates_table(estimator, names, max_candidates_listed)))
     if comparison is None and compare:
@@ -242,7 +248,7 @@ def _candidates_table(estimator, names, limit):
                    key=lambda i: -results["criterion"][i] if np.isfinite(results["criterion"][i]) else np.inf)
     has_class = "class" in results
     head = "| " + ("class | " if has_class else "") + "structure | depth | criterion | log marginal likelihood | " \
-           "hyperparameters | status |"
+           "hyperparameters | status | diagnostics |"
     lines = [head, "|---" * (head.count("|") - 1) + "|"]
     for i in order[:limit]:
         try:
@@ -253,6 +259,7 @@ def _candidates_table(estimator, names, limit):
             text, str(results["depth"][i]), f"{results['criterion'][i]:.4g}",
             f"{results['log_marginal_likelihood'][i]:.4g}" if results["log_marginal_likelihood"][i] is not None else "",
             str(results["n_hyperparameters"][i]), str(results["status"][i]),
+            _with_names(results.get("diagnostics", [""] * len(order))[i] or "", names),
         ]
         lines.append("| " + " | ".join(cells) + " |")
     if len(order) > limit:

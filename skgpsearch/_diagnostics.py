@@ -1,0 +1,214 @@
+"""Degenerate optima of a fitted candidate: hyperparameters at their bounds, terms constant or white noise on the data.
+
+Evidence maximisation has two classic failure modes (Sollich; Rasmussen &
+Williams §5.4): the noise variance runs to its lower bound while a rough
+kernel interpolates the noise, or a lengthscale runs to its upper bound so
+that a term is a constant (the model is a constant plus noise). Both are
+optima of the evidence, so the optimiser reports success; :func:`diagnose`
+names them in plain language, one string per finding, for the candidate
+records (the ``diagnostics`` column of ``search_results_``), the estimators'
+``diagnostics_`` and :class:`DegenerateOptimumWarning`.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.gaussian_process.kernels import Kernel
+
+from sklearn.gaussian_process.kernels import Sum
+
+from .grammar import Expr
+from .kernels import ActiveColumns, DataSummary, from_kernel, to_kernel
+
+__all__ = ["DegenerateOptimumWarning", "diagnose", "warn_about_degenerate_optimum", "white_noise_term"]
+
+#: A parameter within this fraction of its (log-)range from a bound sits at that bound. L-BFGS-B
+#: stops exactly on a bound it runs into; an interior optimum this close to one is as suspect.
+AT_BOUND = 1e-3
+#: A term is white noise on the data when, for the median training point, no other training
+#: point has a correlation above this under it (every point gets its own value).
+WHITE_NOISE_CORRELATION = 0.5
+#: A stationary, non-periodic base kernel is constant on the data when every pair of training
+#: points has a correlation above this under it. (Not periodic ones: a periodic kernel with a long
+#: lengthscale is a large constant plus a small sinusoid, highly correlated yet not constant.)
+CONSTANT_CORRELATION = 0.99
+#: The data checks use at most this many rows, evenly spread over the training rows' order
+#: (their spacing is that of this many points: a check of the sample, not of every row).
+DIAGNOSTIC_ROWS = 1000
+
+_CONSEQUENCES = {
+    ("noise variance", "lower"): "the model may be interpolating noise",
+    ("noise variance", "upper"): "the kernel explains almost none of the data, which the model treats as noise",
+    ("lengthscale", "lower"): "the term may be fitting noise",
+    ("lengthscale", "upper"): "the term is nearly constant (or linear) over the data",
+    ("variance", "lower"): "the term contributes nothing",
+    ("period", "upper"): "the period is longer than the data can show",
+    ("period", "lower"): "the period is as short as the bounds allow and may alias the sampling",
+}
+
+
+class DegenerateOptimumWarning(ConvergenceWarning):
+    """The chosen model's optimum is degenerate: a hyperparameter at a bound, or a term constant or white noise.
+
+    The model still predicts; the warning says its hyperparameters may not
+    mean what they seem (see the estimator's ``diagnostics_``).
+    """
+
+
+def warn_about_degenerate_optimum(diagnostics: list[str]) -> None:
+    """Warn (:class:`DegenerateOptimumWarning`) with a fitted model's diagnostics, if there are any."""
+    if diagnostics:
+        warnings.warn(
+            "The chosen model's optimum is degenerate: " + "; ".join(diagnostics) + ". Its hyperparameters may "
+            "not mean what they seem (see diagnostics_); consider other base kernels, more data, or "
+            "describe(model) for the whole picture.",
+            DegenerateOptimumWarning,
+            stacklevel=3,
+        )
+
+
+def diagnose(kernel: Kernel, X: np.ndarray, noise: tuple[float, tuple[float, float]] | None = None) -> tuple[str, ...]:
+    """Plain-language findings about a fitted kernel's optimum on its training inputs (empty when none).
+
+    Parameters
+    ----------
+    kernel : Kernel
+        The fitted kernel (a :func:`~skgpsearch.kernels.to_kernel` tree).
+    X : ndarray of shape (n_samples, n_features)
+        The training inputs.
+    noise : (variance, (lower, upper)) or None
+        The fitted Gaussian noise variance and its bounds, when the model has one.
+
+    Returns
+    -------
+    tuple of str
+        One sentence per hyperparameter at a bound, per additive term that
+        acts as white noise on the data and per stationary, non-periodic base
+        kernel that is constant on the data.
+    """
+    findings = []
+    if noise is not None:
+        value, (low, high) = noise
+        side = _bound_side(np.log(value), np.log(low), np.log(high))
+        if side is not None:
+            findings.append(_at_bound_sentence("the noise variance is", "noise variance", side))
+    n_features = X.shape[1]
+    findings += _parameters_at_bounds(kernel, n_features)
+    rows = _spread_rows(X)
+    for term in _additive_terms(kernel):
+        leaves = [_as_base(leaf, n_features) for leaf in _base_kernels(term)]
+        if any(leaf.kind.white_noise for leaf in leaves) or not any(leaf.columns for leaf in leaves):
+            continue  # white noise by design, or a constant
+        if _acts_as_white_noise(term, rows):
+            findings.append(f"{_text(term, n_features)} acts as white noise on the data (the median training "
+                            f"point correlates with no other above {WHITE_NOISE_CORRELATION}): the model may be "
+                            "interpolating noise")
+    for leaf in _base_kernels(kernel):
+        base = _as_base(leaf, n_features)
+        kind = base.kind
+        if (base.columns and kind.stationary and not (kind.periodic or kind.constant or kind.white_noise)
+                and rows.shape[0] > 1 and _correlation(leaf, rows).min() > CONSTANT_CORRELATION):
+            findings.append(f"{base.without_values()} is constant on the data (every pair of training points "
+                            f"correlates above {CONSTANT_CORRELATION}): a simpler structure says the same")
+    return tuple(dict.fromkeys(findings))
+
+
+def white_noise_term(expr: Expr, X: np.ndarray, summary: DataSummary | None = None) -> Expr | None:
+    """The first additive term of ``expr`` (a fitted structure) that acts as white noise on ``X``, or None.
+
+    White noise: for the median row of ``X``, no other row has a correlation
+    above ``WHITE_NOISE_CORRELATION`` under the term. ``summary``: the data
+    summary the structure was fitted with (its values lie within its bounds).
+    """
+    for term in expr.sum_of_products():
+        if term.columns and _acts_as_white_noise(to_kernel(term, summary=summary), X):
+            return term
+    return None
+
+
+def _acts_as_white_noise(kernel, X):
+    correlation = _correlation(kernel, X)
+    np.fill_diagonal(correlation, -np.inf)
+    return bool(np.median(correlation.max(axis=1)) < WHITE_NOISE_CORRELATION)
+
+
+def _additive_terms(kernel):
+    if isinstance(kernel, Sum):
+        return _additive_terms(kernel.k1) + _additive_terms(kernel.k2)
+    return [kernel]
+
+
+def _base_kernels(kernel):
+    """The base kernels of a kernel tree (sums, products and change operators have ``k1`` and ``k2``)."""
+    if isinstance(kernel, ActiveColumns) or not (hasattr(kernel, "k1") and hasattr(kernel, "k2")):
+        return [kernel]
+    return _base_kernels(kernel.k1) + _base_kernels(kernel.k2)
+
+
+def _as_base(kernel, n_features):
+    return from_kernel(kernel, n_features=n_features)
+
+
+def _text(kernel, n_features):
+    return str(from_kernel(kernel, n_features=n_features).without_values())
+
+
+def _correlation(kernel, X):
+    K = kernel(X)
+    scale = np.sqrt(np.clip(np.diag(K), 1e-300, None))
+    return K / np.outer(scale, scale)
+
+
+def _spread_rows(X):
+    if X.shape[0] <= DIAGNOSTIC_ROWS:
+        return X
+    return X[np.linspace(0, X.shape[0] - 1, DIAGNOSTIC_ROWS).round().astype(int)]
+
+
+def _parameters_at_bounds(kernel, n_features):
+    """Sentences for the free hyperparameters of ``kernel`` that sit at a bound (in the optimiser's coordinates)."""
+    findings = []
+    theta, bounds = kernel.theta, kernel.bounds
+    i = 0
+    for hyperparameter in kernel.hyperparameters:
+        if hyperparameter.fixed:
+            continue
+        for j in range(i, i + hyperparameter.n_elements):
+            side = _bound_side(theta[j], *bounds[j])
+            if side is not None:
+                owner, parameter = _owner(kernel, hyperparameter.name, n_features)
+                findings.append(_at_bound_sentence(f"{owner} has its {parameter}", parameter, side))
+        i += hyperparameter.n_elements
+    return findings
+
+
+def _bound_side(value, low, high):
+    tolerance = AT_BOUND * (high - low)
+    if value <= low + tolerance:
+        return "lower"
+    if value >= high - tolerance:
+        return "upper"
+    return None
+
+
+def _at_bound_sentence(subject, parameter, side):
+    consequence = _CONSEQUENCES.get((parameter, side))
+    sentence = f"{subject} at its {side} bound"
+    return f"{sentence}: {consequence}" if consequence else sentence
+
+
+def _owner(kernel, name, n_features):
+    """The base kernel (as structure text) that owns the hyperparameter ``name``, and the parameter's name."""
+    *path, parameter = name.split("__")
+    if path and path[-1] == "kernel":
+        path = path[:-1]  # the parameters of an ActiveColumns' kernel belong to the ActiveColumns
+    owner = kernel
+    for step in path:
+        owner = getattr(owner, step)
+    try:
+        return str(from_kernel(owner, n_features=n_features).without_values()), parameter
+    except ValueError:  # a kernel with no grammar counterpart
+        return type(owner).__name__, parameter

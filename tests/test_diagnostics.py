@@ -1,0 +1,161 @@
+"""Diagnostics of degenerate optima: hyperparameters at bounds, terms constant or white noise on the data."""
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+
+from skgpsearch import CompositionalGPClassifier, CompositionalGPRegressor, DegenerateOptimumWarning
+from skgpsearch._diagnostics import CONSTANT_CORRELATION, WHITE_NOISE_CORRELATION, diagnose
+from skgpsearch.grammar import kind_names, parse
+from skgpsearch.inspection import describe
+from skgpsearch.kernels import DataSummary, to_kernel
+
+NOISE_BOUNDS = (1e-6, 10.0)
+
+
+def _grid(n=200):
+    return np.linspace(0.0, 1.0, n)[:, None]
+
+
+def _fresh_kernel(text, X):
+    return to_kernel(parse(text), summary=DataSummary.from_data(X, np.sin(6 * X[:, 0])))
+
+
+@pytest.mark.parametrize("kind", kind_names())
+def test_each_parameter_at_each_bound_is_reported_once_and_defaults_are_clean(kind):
+    X = _grid()
+    text = kind if kind in ("C", "WN") else f"{kind}(0)"
+    kernel = _fresh_kernel(text, X)
+    # the defaults sit inside their bounds, in a model whose terms are neither constant nor white noise
+    assert diagnose(kernel, X, (0.1, NOISE_BOUNDS)) == ()
+    names = [h.name.split("__")[-1] for h in kernel.hyperparameters if not h.fixed]
+    assert len(names) == kernel.theta.size
+    interior = kernel.theta.copy()
+    for i, name in enumerate(names):
+        for side, column in (("lower", 0), ("upper", 1)):
+            theta = interior.copy()
+            theta[i] = kernel.bounds[i, column]
+            kernel.theta = theta
+            at_bound = [f for f in diagnose(kernel, X) if "bound" in f]
+            assert len(at_bound) == 1 and at_bound[0].startswith(f"{text} has its {name} at its {side} bound"), at_bound
+    kernel.theta = interior
+
+
+@pytest.mark.parametrize("value, side", [(1e-6, "lower"), (1.0000005e-6, "lower"), (10.0, "upper")])
+def test_noise_variance_at_a_bound(value, side):
+    X = _grid()
+    findings = diagnose(_fresh_kernel("SE(0)", X), X, (value, NOISE_BOUNDS))
+    assert findings[0].startswith(f"the noise variance is at its {side} bound")
+    assert diagnose(_fresh_kernel("SE(0)", X), X, (1e-4, NOISE_BOUNDS)) == ()
+
+
+def _se_with_lengthscale(X, lengthscale):
+    kernel = _fresh_kernel("SE(0)", X)
+    kernel.set_params(kernel__lengthscale=lengthscale)
+    return kernel
+
+
+def test_white_noise_threshold_matches_the_nearest_neighbour_correlation():
+    # equally spaced inputs, spacing d: the nearest neighbour's SE correlation is exp(-d²/2l²), which
+    # falls below WHITE_NOISE_CORRELATION when l < d / sqrt(-2 log c)
+    X = _grid(200)
+    spacing = 1.0 / 199
+    critical = spacing / math.sqrt(-2 * math.log(WHITE_NOISE_CORRELATION))
+    below = diagnose(_se_with_lengthscale(X, 0.97 * critical), X)
+    assert any("acts as white noise" in f for f in below)
+    assert not any("acts as white noise" in f for f in diagnose(_se_with_lengthscale(X, 1.03 * critical), X))
+
+
+def test_constant_threshold_matches_the_farthest_pair_correlation():
+    # the farthest pair (distance = range R) has correlation exp(-R²/2l²), above CONSTANT_CORRELATION
+    # for l > R / sqrt(-2 log c)
+    X = _grid(200)
+    critical = 1.0 / math.sqrt(-2 * math.log(CONSTANT_CORRELATION))
+    assert any("is constant on the data" in f for f in diagnose(_se_with_lengthscale(X, 1.03 * critical), X))
+    assert diagnose(_se_with_lengthscale(X, 0.97 * critical), X) == ()
+
+
+def test_a_long_periodic_lengthscale_is_not_called_constant():
+    # PER with a long lengthscale is a constant plus a sinusoid: highly correlated but not constant
+    X = _grid(200)
+    kernel = _fresh_kernel("PER(0)", X)
+    kernel.set_params(kernel__lengthscale=30.0, kernel__period=0.2)
+    assert not any("constant" in f for f in diagnose(kernel, X))
+
+
+def test_products_acting_as_white_noise_jointly_are_reported():
+    rng = np.random.default_rng(0)
+    X = rng.uniform(0, 1, (300, 2))
+    kernel = _fresh_kernel("SE(0) * SE(1)", X)
+    # each factor alone correlates neighbours along its column; jointly no pair is close
+    kernel.set_params(k1__kernel__lengthscale=0.02, k2__kernel__lengthscale=0.02)
+    assert any("SE(0) * SE(1) acts as white noise" in f for f in diagnose(kernel, X))
+
+
+def _fit_quietly(model, X, y):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model.fit(X, y)
+    return [w for w in caught if issubclass(w.category, DegenerateOptimumWarning)]
+
+
+def test_well_posed_regression_has_no_diagnostics():
+    rng = np.random.default_rng(0)
+    X = rng.uniform(0, 10, (120, 1))
+    y = np.sin(X[:, 0]) + 0.5 * np.cos(0.3 * X[:, 0]) + 0.1 * rng.normal(size=120)
+    model = CompositionalGPRegressor(("SE", "LIN"), max_depth=2, random_state=0)
+    assert _fit_quietly(model, X, y) == []
+    assert model.diagnostics_ == []
+    assert "Caution" not in describe(model)
+
+
+def test_noise_free_data_drive_the_noise_to_its_lower_bound_and_everything_reports_it():
+    # a smooth function without noise: the evidence optimum interpolates, noise variance at its floor
+    X = np.linspace(0, 5, 60)[:, None]
+    y = np.sin(X[:, 0])
+    model = CompositionalGPRegressor(("SE",), max_depth=1, random_state=0)
+    caught = _fit_quietly(model, X, y)
+    assert model.noise_variance_ <= 1.01 * 1e-6 * np.var(y)
+    expected = "the noise variance is at its lower bound: the model may be interpolating noise"
+    assert model.diagnostics_ == [expected]
+    assert len(caught) == 1 and expected in str(caught[0].message)
+    assert f"Caution: {expected}." in describe(model)
+    chosen = model.search_results_["structure"].index(str(model.structure_.without_values()))
+    assert model.search_results_["diagnostics"][chosen] == expected
+
+
+def test_targets_without_signal_end_in_a_degenerate_optimum():
+    # pure noise: the SE term has nothing to explain; it ends constant, switched off (a bound), or
+    # shares the noise as white noise (lengthscale below the spacing) -- all degenerate
+    rng = np.random.default_rng(3)
+    X = rng.uniform(0, 10, (100, 1))
+    y = rng.normal(size=100)
+    model = CompositionalGPRegressor(("SE",), max_depth=1, random_state=0)
+    caught = _fit_quietly(model, X, y)
+    assert model.diagnostics_ and len(caught) == 1
+    assert all(any(word in f for word in ("bound", "constant", "white noise")) for f in model.diagnostics_)
+
+
+def test_feature_names_appear_in_the_caution():
+    pd = pytest.importorskip("pandas")
+    X = pd.DataFrame({"time": np.linspace(0, 5, 60)})
+    y = np.sin(X["time"].to_numpy())
+    model = CompositionalGPRegressor(("SE",), max_depth=1, random_state=0)
+    _fit_quietly(model, X, y)
+    # the noise finding names no column; a column finding would read SE(time)
+    model.diagnostics_ = model.diagnostics_ + ["SE(0) is constant on the data"]
+    assert "Caution: SE(time) is constant on the data." in describe(model)
+
+
+def test_classifier_reports_per_class_diagnostics():
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-2, 2, (150, 2))
+    y = np.array(["a", "b", "c"])[np.digitize(X[:, 0], [-0.7, 0.7])]
+    clf = CompositionalGPClassifier(max_depth=1, n_restarts=0, random_state=0)
+    caught = _fit_quietly(clf, X, y)
+    assert isinstance(clf.diagnostics_, list)
+    assert all(f.startswith("class '") for f in clf.diagnostics_)
+    assert (len(caught) == 1) == bool(clf.diagnostics_)
+    assert "diagnostics" in clf.search_results_
