@@ -200,7 +200,7 @@ def figure(path, sizes, results, from_n, emit):
     for name in list(STUDENTS) + [FIXED]:
         eps = [np.mean([r[name][0] for r in results[s]]) for s in sizes]
         sem = [np.std([r[name][0] for r in results[s]], ddof=1) / math.sqrt(len(results[s])) for s in sizes]
-        style = dict(ls="--", marker="s", mfc="none") if name == FIXED else dict(marker="o")
+        style = {"ls": "--", "marker": "s", "mfc": "none"} if name == FIXED else {"marker": "o"}
         label = "OU, fixed a = 1, l = σ² = 0.1" if name == FIXED else f"{name} student"
         ax.errorbar(n, eps, yerr=sem, color=colors[name], label=label, capsize=2, **style)
     anchor = np.mean([r["MB2"][0] for r in results[sizes[-1]]])
