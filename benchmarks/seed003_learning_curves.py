@@ -271,17 +271,21 @@ def main():
             emit(f"| {n} | {eps.mean():.4g} | {eps.std(ddof=1) / math.sqrt(eps.size):.2g} | {a:.3g} | {l:.3g} | {s2:.3g} |")
 
     emit()
-    emit(f"Slope of log ε on log n for n in [{min(s for s in args.sizes if s >= args.slope_from)}, "
-         f"{max(args.sizes)}] (least squares on the per-n means; ± bootstrap s.e. over data sets); "
-         "goal: fitted students within 0.1 of -0.75")
-    emit()
-    emit("| student | slope | ± s.e. | |slope + 0.75| <= 0.1 |")
-    emit("|---|---|---|---|")
-    rng = np.random.default_rng(args.seed)
-    for name in list(STUDENTS) + [FIXED]:
-        value, se = slope(args.sizes, [[r[name][0] for r in results[n]] for n in args.sizes], args.slope_from, rng)
-        verdict = "(fixed: -1/2 expected)" if name == FIXED else ("yes" if abs(value + 0.75) <= 0.1 else "NO")
-        emit(f"| {name} | {value:.3f} | {se:.3f} | {verdict} |")
+    slope_sizes = [s for s in args.sizes if s >= args.slope_from]
+    if len(slope_sizes) < 2:
+        emit(f"No slope: fewer than two sizes n >= --slope-from {args.slope_from}.")
+    else:
+        emit(f"Slope of log ε on log n for n in [{min(slope_sizes)}, {max(slope_sizes)}] (least squares on "
+             "the per-n means; ± bootstrap s.e. over data sets); goal: fitted students within 0.1 of -0.75")
+        emit()
+        emit("| student | slope | ± s.e. | |slope + 0.75| <= 0.1 |")
+        emit("|---|---|---|---|")
+        rng = np.random.default_rng(args.seed)
+        for name in list(STUDENTS) + [FIXED]:
+            eps = [[r[name][0] for r in results[n]] for n in args.sizes]
+            value, se = slope(args.sizes, eps, args.slope_from, rng)
+            verdict = "(fixed: -1/2 expected)" if name == FIXED else ("yes" if abs(value + 0.75) <= 0.1 else "NO")
+            emit(f"| {name} | {value:.3f} | {se:.3f} | {verdict} |")
 
     emit()
     emit(f"Degenerate optima per n (of {args.draws}): at a bound of the package (within 1%): σ²@low = noise "
