@@ -85,7 +85,8 @@ napoleon_use_rtype = False
 # -- HTML -----------------------------------------------------------------------------
 html_theme = "alabaster"
 html_title = f"skgpsearch {release}"
-html_static_path: list[str] = []
+# Figures of the pages (benchmark plots), copied to the build's _static/.
+html_static_path = ["_static"]
 html_theme_options = {
     "description": "Gaussian-process kernel structure discovery, the scikit-learn way",
     "fixed_sidebar": False,

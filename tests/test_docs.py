@@ -28,7 +28,7 @@ def test_docs_build_without_warnings(tmp_path):
     assert "WARNING" not in result.stderr and "ERROR" not in result.stderr, result.stderr
     html = tmp_path / "html"
     for page in ("index", "api", "grammar", "regression", "classification", "kernel_search_cv",
-                 "criteria", "gallery/index", "references", "architecture"):
+                 "criteria", "mismatch", "gallery/index", "references", "architecture"):
         assert (html / f"{page}.html").is_file(), page
     # Every example script has its gallery page, and the API page documents the estimators.
     for script in (DOCS.parent / "examples").glob("*.py"):
