@@ -15,6 +15,7 @@ It prints search time, peak memory (the process and its workers, sampled), the t
 structure was found.
 
 Run:  python benchmarks/scale.py [--sizes 2000 5000 10000] [--data series multi classes] [--n-jobs 2]
+      python benchmarks/scale.py --crossover 1000 2000 3000 5000   (one exact against one sparse fit)
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ import numpy as np
 from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
 
 from skgpsearch import CompositionalGPClassifier, CompositionalGPRegressor
+from skgpsearch.criteria import get_criterion
 from skgpsearch.grammar import parse
 
 #: Planted structures and their noise-free functions.
@@ -162,6 +164,29 @@ def timed_fit(name, n, model, X_train, y_train):
             "peak_mb": memory.peak}
 
 
+def crossover(sizes):
+    """One fit of the planted series structure on all rows, exact against sparse: seconds and log evidence."""
+    print("\nOne fit of SE(0) + PER(0) on all rows (one core, same starts policy as a search's candidates); "
+          "log evidence: exact, or the sparse model's bound\n")
+    print("| n | exact s | sparse s | exact log evidence | sparse bound |")
+    print("|---|---|---|---|---|")
+    for n in sizes:
+        rng = np.random.default_rng(n)
+        X, f = make_data("series", n, rng)
+        y = f + NOISE_SD * rng.normal(size=n)
+        cells = {}
+        for approximation in ("exact", "sparse"):
+            model = CompositionalGPRegressor(("SE", "PER"), approximation=approximation, random_state=0)
+            model.n_features_in_ = 1
+            model.approximation_ = approximation
+            start = time.perf_counter()
+            y_fit, _, _, _, fitter = model._fitting_setup(X, y, get_criterion("bic"))
+            record = fitter(parse(DATA["series"][0]), X, y_fit, 0)
+            cells[approximation] = (time.perf_counter() - start, record.log_marginal_likelihood)
+        print(f"| {n} | {cells['exact'][0]:.1f} | {cells['sparse'][0]:.1f} | {cells['exact'][1]:.1f} | "
+              f"{cells['sparse'][1]:.1f} |", flush=True)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[2000, 5000, 10000])
@@ -169,7 +194,12 @@ def main():
     parser.add_argument("--n-jobs", type=int, default=2)
     parser.add_argument("--n-test", type=int, default=1000)
     parser.add_argument("--exact-max", type=int, default=5000, help="largest n with the exact comparison")
+    parser.add_argument("--crossover", type=int, nargs="*", default=None,
+                        help="instead: time one exact and one sparse fit at these n (the crossover)")
     args = parser.parse_args()
+    if args.crossover:
+        crossover(args.crossover)
+        return
     rows = []
     for name in args.data:
         for n in args.sizes:

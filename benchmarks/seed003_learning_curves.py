@@ -124,6 +124,8 @@ def fitted_values(model, scale):
         "eff_noise": noise < 0.01 * TEACHER_NOISE,
         "eff_const": l * scale > 10.0,
         "eff_white": l * scale < spacing,
+        # the package's own check (skgpsearch._diagnostics): any finding in the model's diagnostics_
+        "diagnostics": bool(model.diagnostics_),
     }
     return a, l * scale, noise, flags
 
@@ -291,9 +293,11 @@ def main():
     emit(f"Degenerate optima per n (of {args.draws}): at a bound of the package (within 1%): σ²@low = noise "
          "variance at its lower bound (interpolation), l@high = lengthscale at its upper bound (constant), "
          "l@low = at its lower bound (white noise), a@bd = amplitude at a bound; effectively: σ² < 0.01 σ*², "
-         "l > 10, l < median input spacing")
+         "l > 10, l < median input spacing; diagnostics_ = the fitted model's diagnostics_ is not empty "
+         "(its own rules: a bound within 0.1 % of the log-range, a term acting as white noise or constant)")
     keys = [("noise_low", "σ²@low"), ("l_high", "l@high"), ("l_low", "l@low"), ("a_bound", "a@bd"),
-            ("eff_noise", "σ²<0.001"), ("eff_const", "l>10"), ("eff_white", "l<spacing")]
+            ("eff_noise", "σ²<0.001"), ("eff_const", "l>10"), ("eff_white", "l<spacing"),
+            ("diagnostics", "diagnostics_")]
     for name in STUDENTS:
         emit()
         emit(f"{name} student")
