@@ -85,7 +85,7 @@ napoleon_use_rtype = False
 # -- HTML -----------------------------------------------------------------------------
 html_theme = "alabaster"
 html_title = f"skgpsearch {release}"
-html_static_path: list[str] = []
+html_static_path = ["_static"]
 html_theme_options = {
     "description": "Gaussian-process kernel structure discovery, the scikit-learn way",
     "fixed_sidebar": False,
