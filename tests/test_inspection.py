@@ -15,9 +15,10 @@ from sklearn.exceptions import NotFittedError
 from sklearn.model_selection import KFold
 
 from skgpsearch import CompositionalGPClassifier, CompositionalGPRegressor
-from skgpsearch.grammar import Base, parse
+from skgpsearch.grammar import Base, CompositionalGrammar, parse
 from skgpsearch.inspection import (
     additive_terms,
+    ard_relevances,
     compare_with_random_forest,
     decompose,
     describe,
@@ -26,7 +27,7 @@ from skgpsearch.inspection import (
     plot_search_path,
     write_report,
 )
-from skgpsearch.inspection._describe import describe_term
+from skgpsearch.inspection._describe import IRRELEVANT_RELEVANCE, _ard_lines, describe_term
 from skgpsearch.inspection._report import _FixedStructure
 from skgpsearch.kernels import from_kernel, to_kernel
 
@@ -385,3 +386,68 @@ def test_refitting_one_structure_keeps_it(interaction_classifier):
     refit = clone(model).set_params(grammar=_FixedStructure(model.structure_), max_depth=1).fit(frame, y)
     assert list(refit.search_results_["structure"]) == [str(model.structure_)]
     assert refit.structure_.without_values() == model.structure_.without_values()
+
+
+# -- ARD relevances -------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def ard_regression():
+    """y depends on x0 and x1 only; x2 and x3 are pure noise columns with other ranges; ARD SE fitted."""
+    rng = np.random.default_rng(3)
+    X = rng.uniform(0, 1, size=(80, 4)) * np.array([2.0, 1.0, 5.0, 0.5])
+    y = np.sin(3 * X[:, 0]) + np.cos(4 * X[:, 1]) + 0.05 * rng.normal(size=80)
+    (ard, _) = CompositionalGrammar(base_kernels=("SE",)).standard_structures(4)
+    model = CompositionalGPRegressor(grammar=_FixedStructure(ard), max_depth=1, random_state=0).fit(X, y)
+    return model, X, y
+
+
+def _ard_sentence(text):
+    lines = [line for line in text.splitlines() if line.startswith("- ARD relevances")]
+    assert len(lines) == 1, text
+    return lines[0]
+
+
+def test_ard_relevances_match_the_fitted_kernel(ard_regression):
+    model, X, _ = ard_regression
+    # independently: the lengthscales of the fitted scikit-learn kernel, the ranges of the data
+    params = model.kernel_.get_params()
+    lengthscale_of = {int(params[key[: -len("kernel__lengthscale")] + "columns"][0]): value
+                      for key, value in params.items() if key.endswith("__kernel__lengthscale")}
+    expected = {c: (X[:, c].max() - X[:, c].min()) / lengthscale_of[c] for c in range(4)}
+    ((term, relevances),) = ard_relevances(model.structure_, np.ptp(model.X_train_, axis=0))
+    assert term == model.structure_
+    assert relevances == pytest.approx(expected, rel=1e-9)
+    sentence = _ard_sentence(describe(model))
+    quoted = {int(c): float(v) for c, v in re.findall(r"`x(\d)` ([0-9.e+-]+)", sentence.split(";")[0])}
+    assert quoted == pytest.approx(expected, rel=5e-3)  # three significant digits
+
+
+def test_ard_flags_the_irrelevant_columns(ard_regression):
+    model, X, _ = ard_regression
+    ((_, relevances),) = ard_relevances(model.structure_, np.ptp(X, axis=0))
+    assert min(relevances[0], relevances[1]) > 1.0
+    assert max(relevances[2], relevances[3]) < IRRELEVANT_RELEVANCE
+    verdict = _ard_sentence(describe(model)).split("; ")[-1]
+    assert verdict.endswith("are effectively irrelevant (lengthscale over 5 times the column's range).")
+    assert set(re.findall(r"`(x\d)`", verdict)) == {"x2", "x3"}
+
+
+def test_ard_sentence_needs_a_product_of_stationary_kernels_over_several_columns(additive_regression,
+                                                                                periodic_regression):
+    for model in (additive_regression[0], periodic_regression[0]):  # SE(a) + SE(b); PER(t) + LIN(t)
+        assert "ARD relevances" not in describe(model)
+    se = {"variance": 1.0, "lengthscale": 2.0}
+    ranges = np.array([4.0, 4.0, 4.0])
+    for text in ("SE(0) * LIN(1)", "SE(0) * PER(0)", "SE(0) + SE(1)", "SE(0) * SE(0)", "SE(0) * PER(1)"):
+        valued = parse(text).map_leaves(lambda leaf: leaf.with_params(
+            se if leaf.name == "SE" else from_kernel(to_kernel(leaf), n_features=3).params))
+        assert ard_relevances(valued, ranges) == [], text
+    product = Base("SE", 0, se) * Base("M32", 1, {"variance": 1.0, "lengthscale": 40.0}) + Base("LIN", 2)
+    ((_, relevances),) = ard_relevances(product, ranges)
+    assert relevances == pytest.approx({0: 2.0, 1: 0.1})
+    text = "\n".join(_ard_lines(product, ["a", "b", "c"], ranges))
+    assert "`a` 2, `b` 0.1; `b` is effectively irrelevant" in text
+
+
+def test_classifier_description_reports_ard_relevances(interaction_classifier):
+    model, _, _ = interaction_classifier  # SE(glucose) * SE(pedigree)
+    assert "ARD relevances (column range / lengthscale) in SE(glucose) * SE(pedigree)" in model.describe()

@@ -5,7 +5,7 @@ function (or a report with figures) is called.
 """
 
 from ._decompose import Component, Decomposition, Switch, SwitchedKernel, additive_terms, decompose
-from ._describe import describe
+from ._describe import ard_relevances, describe
 from ._plots import plot_components, plot_fit, plot_search_path
 from ._report import compare_with_random_forest, comparison_table, write_report
 from ._views import ClassificationView, LatentModel, RegressionView, explanation_view, sklearn_regression_view
@@ -19,6 +19,7 @@ __all__ = [
     "Switch",
     "SwitchedKernel",
     "additive_terms",
+    "ard_relevances",
     "compare_with_random_forest",
     "comparison_table",
     "decompose",

@@ -20,7 +20,12 @@ from ..grammar import Base, Change, Product, parse
 from ._decompose import decompose, feature_names_of, position
 from ._views import ClassificationView, explanation_view
 
-__all__ = ["describe"]
+__all__ = ["ard_relevances", "describe"]
+
+#: A column whose ARD relevance (range / lengthscale) is below this -- a lengthscale more than
+#: five times the column's range, the threshold at which a factor reads as "nearly constant" --
+#: is called effectively irrelevant.
+IRRELEVANT_RELEVANCE = 0.2
 
 
 def _is_constant(factor):
@@ -93,6 +98,7 @@ def describe(estimator: Any, feature_names: Sequence[str] | None = None, target_
             f"{_percent(component.variance_share)} of the variance of {target} "
             f"(its posterior mean has standard deviation ≈ {_num(np.std(component.mean))})."
         )
+    lines += _ard_lines(getattr(estimator, "structure_", None), names, ranges)
     if hasattr(estimator, "structure_"):
         lines += _change_lines(estimator.structure_, names, ranges)
     lines.append(_noise_line(estimator, parts))
@@ -149,6 +155,67 @@ def _with_names(text, names):
         lambda m: f"{m.group(1)}({', '.join(names[int(c)] for c in m.group(2).split(', '))}", text)
 
 
+def ard_relevances(structure, ranges):
+    """ARD relevances of the columns of each product of stationary kernels over several columns.
+
+    A product of distance-based kernels (SE, RQ, Matérn) on different columns is
+    automatic relevance determination (Sahani 2015): one lengthscale per column, and
+    evidence maximisation drives the lengthscale of a column that does not matter
+    towards infinity. The relevance of column c in such a product is
+
+        relevance_c = range_c / ℓ_c,
+
+    the column's spread in the training data (max − min) divided by its lengthscale
+    (the smallest one when several factors of the product act on c): roughly how many
+    lengthscales the function can vary across the column's data. Below
+    ``IRRELEVANT_RELEVANCE`` (0.2: ℓ_c more than five times the range) the kernel
+    is nearly constant along c and the column is effectively irrelevant. Other factors
+    of the product (linear, periodic, changes) are left out.
+
+    Parameters
+    ----------
+    structure : Expr
+        A fitted structure (its base kernels carry lengthscales).
+    ranges : sequence of float
+        The spread of each input column.
+
+    Returns
+    -------
+    list of (Expr, dict)
+        One entry per additive term (of the distributed form) whose distance-based
+        factors span at least two columns: the term and ``{column: relevance}``.
+    """
+    out = []
+    for term in structure.sum_of_products():
+        factors = term.operands if isinstance(term, Product) else (term,)
+        lengthscales = {}
+        for factor in factors:
+            if not (isinstance(factor, Base) and factor.kind.distance_based):
+                continue
+            value = float(factor.params.get("lengthscale", np.nan))
+            for column in factor.columns:
+                lengthscales[column] = min(lengthscales.get(column, np.inf), value)
+        if len(lengthscales) >= 2 and all(np.isfinite(v) and v > 0 for v in lengthscales.values()):
+            out.append((term, {c: float(ranges[c]) / v for c, v in sorted(lengthscales.items())}))
+    return out
+
+
+def _ard_lines(structure, names, ranges):
+    """One sentence per product of stationary kernels over several columns: its ARD relevances."""
+    if structure is None:
+        return []
+    lines = []
+    for term, relevances in ard_relevances(structure, ranges):
+        ranked = sorted(relevances, key=lambda c: -relevances[c])
+        values = ", ".join(f"{_name(c, names)} {_num(relevances[c])}" for c in ranked)
+        irrelevant = [_name(c, names) for c in ranked if relevances[c] < IRRELEVANT_RELEVANCE]
+        verdict = (f"{_join(irrelevant)} {'is' if len(irrelevant) == 1 else 'are'} effectively irrelevant "
+                   f"(lengthscale over 5 times the column's range)" if irrelevant
+                   else "no column is effectively irrelevant")
+        lines.append(f"- ARD relevances (column range / lengthscale) in {term.to_string(names)}: {values}; {verdict}.")
+    return lines
+
+
 def _change_lines(structure, names, ranges):
     """One sentence per changepoint or change window of the structure, outermost first."""
     return [f"- The structure changes: {_change_phrase(node, names, ranges)}." for node in structure.changes]
@@ -165,6 +232,7 @@ def _describe_latent(model, view, target_class, names, ranges, positive):
             f"(standard deviation ≈ {_num(np.std(component.mean))} on the {binary.likelihood.name} scale)."
         )
     lines += _change_lines(binary.structure_, names, ranges)
+    lines += _ard_lines(binary.structure_, names, ranges)
     lik_theta = binary.lik_theta
     baseline = float(binary.likelihood.predict_proba(np.array([parts.offset]), np.array([0.0]), lik_theta)[0])
     lines.append(
