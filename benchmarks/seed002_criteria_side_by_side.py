@@ -58,9 +58,10 @@ from skgpsearch import CompositionalGPRegressor
 from skgpsearch._engine._linalg import NumericalError
 from skgpsearch.criteria import HyperPrior, get_criterion
 from skgpsearch.criteria._laplace import laplace_log_evidence, log_posterior_hessian
-from skgpsearch.grammar import Base, CompositionalGrammar, Grammar, add
+from skgpsearch.grammar import Base, CompositionalGrammar, add
 from skgpsearch.inspection import ard_relevances, describe
 from skgpsearch.inspection._describe import IRRELEVANT_RELEVANCE
+from skgpsearch.inspection._report import _FixedStructure  # a grammar whose only candidate is one structure
 
 NOISE_SD = 0.2
 PERIOD = 1.3
@@ -76,25 +77,8 @@ ARD_COLUMNS = 5
 ARD_NOISE_SD = 0.1
 
 
-class OneStructure(Grammar):
-    """A grammar whose only candidate is the given structure: fit it, search nothing."""
-
-    def __init__(self, structure):
-        super().__init__()
-        self.structure = structure
-
-    def get_params(self, deep=True):
-        return {"structure": self.structure}
-
-    def initial(self, n_features):
-        return [self.structure]
-
-    def expand(self, expr, n_features):
-        return []
-
-
 def fit_structure(structure, X, y, seed):
-    model = CompositionalGPRegressor(grammar=OneStructure(structure), max_depth=1, criterion="lml",
+    model = CompositionalGPRegressor(grammar=_FixedStructure(structure), max_depth=1, criterion="lml",
                                      objective="lml", n_jobs=1, random_state=seed)
     with warnings.catch_warnings():
         # optimiser notes on restarts that hit a bound; the value kept is the best start's

@@ -19,7 +19,7 @@ from ._engine._classification import LaplaceObjective, LaplacePosterior
 from ._engine._likelihoods import LIKELIHOODS, get_likelihood
 from ._estimator_base import StructureSearchMixin
 from ._laplace_fitter import LaplaceCandidateFitter
-from ._search import SearchResult, averaged_records, finalists, refit_finalists
+from ._search import SearchResult, as_finalist, averaged_records, finalists, halving_sizes, refit_search_finalists
 from .grammar import Base
 from .inspection import ClassificationView, Decomposition, decompose, describe
 from .kernels import DataSummary, to_kernel
@@ -372,11 +372,6 @@ class CompositionalGPClassifier(StructureSearchMixin, ClassifierMixin, BaseEstim
         the search's rows is kept, and the stop reason says so.
         """
         order = _stratified_order(y, np.random.default_rng(seed))
-        sizes = [SEARCH_ROWS]
-        last = min(X.shape[0], POSTERIOR_ROWS)
-        while sizes[-1] * 5 < last:
-            sizes.append(sizes[-1] * 5)
-        sizes = sizes[1:] + [last]
         subset = np.sort(order[:SEARCH_ROWS])
         X_search, y_search = X[subset], y[subset]
         # the search's starts and lengthscale floors follow the spacing of the rows it sees (the floors of
@@ -393,19 +388,12 @@ class CompositionalGPClassifier(StructureSearchMixin, ClassifierMixin, BaseEstim
         def refit(record, rows):
             refitted = full(record.structure, X[rows], y[rows], candidate_seed(seed, record.structure),
                             warm_state=record.warm_state)
-            refitted.depth, refitted.parent = record.depth, record.parent
-            note = f"finalist refitted on {rows.size} rows"
-            refitted.message = f"{note}: {refitted.message}" if refitted.message else note
-            return refitted
+            return as_finalist(refitted, record, rows.size)
 
-        rungs = [(np.sort(order[:size]), refit) for size in sizes]
-        rounds = refit_finalists(result.records, rungs, FIRST_FINALISTS, n_jobs=self.n_jobs, progress=self._progress())
-        for records in rounds:
-            result.records.extend(records)
-        chosen = [r for r in rounds[-1] if r.ok] if len(rounds) == len(rungs) else []
-        if chosen:
-            result.stop_reason += f"; finalists refitted on {', '.join(str(size) for size in sizes)} rows"
-            return result, SearchResult(records=chosen, best_index=0), rungs[-1][0]
+        rungs = [(np.sort(order[:size]), refit) for size in halving_sizes(SEARCH_ROWS, min(X.shape[0], POSTERIOR_ROWS))]
+        last = refit_search_finalists(result, rungs, FIRST_FINALISTS, n_jobs=self.n_jobs, progress=self._progress())
+        if last:
+            return result, SearchResult(records=last, best_index=0), rungs[-1][0]
         result.stop_reason += f"; every finalist failed to fit on more rows, the model uses the search's {subset.size}"
         return result, SearchResult(records=finalists(searched, 1), best_index=0), subset
 

@@ -26,7 +26,7 @@ from ._estimator_base import StructureSearchMixin
 from ._laplace_fitter import LaplaceCandidateFitter
 from ._regression_fitter import RegressionCandidateFitter
 from ._diagnostics import warn_about_degenerate_optimum
-from ._search import SearchResult, averaged_records, refit_finalists
+from ._search import SearchResult, as_finalist, averaged_records, halving_sizes, refit_search_finalists
 from ._sparse_fitter import SparseCandidateFitter
 from .criteria import get_criterion
 from .inspection import Decomposition, RegressionView, decompose, describe
@@ -406,10 +406,6 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
         """
         n = X.shape[0]
         permutation = np.random.default_rng(base_seed).permutation(n)
-        sizes = [SEARCH_ROWS]
-        while sizes[-1] * 5 < n:
-            sizes.append(sizes[-1] * 5)
-        sizes = sizes[1:] + [n]
         subset = np.sort(permutation[:SEARCH_ROWS])
         exact = RegressionCandidateFitter(**{f.name: getattr(fitter, f.name)
                                              for f in dataclasses.fields(RegressionCandidateFitter)})
@@ -423,20 +419,14 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
             engine = fitter if rows.size > SPARSE_THRESHOLD else exact
             refitted = engine(record.structure, X[rows], y_fit[rows], candidate_seed(base_seed, record.structure),
                               record.warm_state)
-            refitted.depth, refitted.parent = record.depth, record.parent
-            note = f"finalist refitted on {rows.size} rows"
-            refitted.message = f"{note}: {refitted.message}" if refitted.message else note
-            return refitted
+            return as_finalist(refitted, record, rows.size)
 
-        rungs = [(np.sort(permutation[:size]), refit) for size in sizes]
-        rounds = refit_finalists(result.records, rungs, FIRST_FINALISTS, n_jobs=self.n_jobs, progress=self._progress())
-        for records in rounds:
-            result.records.extend(records)
-        last = [r for r in rounds[-1] if r.ok] if rounds else []
-        if len(rounds) < len(rungs) or not last:
-            raise NumericalError("every finalist structure failed to fit on all the rows: "
-                                 + "; ".join(dict.fromkeys(r.message for r in rounds[-1])))
-        result.stop_reason += f"; finalists refitted on {', '.join(str(size) for size in sizes)} rows"
+        rungs = [(np.sort(permutation[:size]), refit) for size in halving_sizes(SEARCH_ROWS, n)]
+        last = refit_search_finalists(result, rungs, FIRST_FINALISTS, n_jobs=self.n_jobs, progress=self._progress())
+        if not last:
+            raise NumericalError("every finalist structure failed to fit on more rows: "
+                                 + "; ".join(dict.fromkeys(r.message for r in result.records
+                                                           if not r.ok and r.message.startswith("finalist"))))
         return result, SearchResult(records=last, best_index=0)
 
     def _approximation_for(self, n_samples):

@@ -527,6 +527,39 @@ def finalists(records: Sequence[CandidateRecord], k: int) -> list[CandidateRecor
     return chosen
 
 
+def halving_sizes(first: int, last: int, factor: int = 5) -> list[int]:
+    """Rows of successive halving's rungs after a search on ``first`` rows: ``factor`` times more per rung, up to ``last``."""
+    sizes = [first]
+    while sizes[-1] * factor < last:
+        sizes.append(sizes[-1] * factor)
+    return sizes[1:] + [last]
+
+
+def as_finalist(refitted: CandidateRecord, record: CandidateRecord, n_rows: int) -> CandidateRecord:
+    """A finalist's refit keeps the search's bookkeeping of its record and says on how many rows it was fitted."""
+    refitted.depth, refitted.parent = record.depth, record.parent
+    note = f"finalist refitted on {n_rows} rows"
+    refitted.message = f"{note}: {refitted.message}" if refitted.message else note
+    return refitted
+
+
+def refit_search_finalists(result: SearchResult, rungs: Sequence[tuple[np.ndarray, Callable]], first_keep: int, *,
+                           n_jobs: int | None = None, progress: Callable | None = None) -> list[CandidateRecord]:
+    """:func:`refit_finalists` on a search's result: the refits join ``result.records``.
+
+    Returns the usable records of the last rung, best first; empty when the
+    halving stopped before it (every refit of a rung failed). On success the
+    stop reason names the rungs.
+    """
+    rounds = refit_finalists(result.records, rungs, first_keep, n_jobs=n_jobs, progress=progress)
+    for records in rounds:
+        result.records.extend(records)
+    last = [r for r in rounds[-1] if r.status == OK] if len(rounds) == len(rungs) else []
+    if last:
+        result.stop_reason += f"; finalists refitted on {', '.join(str(len(rows)) for rows, _ in rungs)} rows"
+    return last
+
+
 def refit_finalists(
     records: Sequence[CandidateRecord],
     rungs: Sequence[tuple[np.ndarray, Callable]],
