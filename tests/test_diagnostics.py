@@ -159,3 +159,12 @@ def test_classifier_reports_per_class_diagnostics():
     assert all(f.startswith("class '") for f in clf.diagnostics_)
     assert (len(caught) == 1) == bool(clf.diagnostics_)
     assert "diagnostics" in clf.search_results_
+
+
+def test_well_posed_classification_has_no_diagnostics():
+    rng = np.random.default_rng(1)
+    X = rng.uniform(-2, 2, (200, 2))
+    y = (np.sin(2 * X[:, 0]) + X[:, 1] + 0.3 * rng.normal(size=200) > 0).astype(int)
+    clf = CompositionalGPClassifier(max_depth=2, random_state=0)
+    assert _fit_quietly(clf, X, y) == []
+    assert clf.diagnostics_ == []
