@@ -85,7 +85,9 @@ def diagnose(kernel: Kernel, X: np.ndarray, noise: tuple[float, tuple[float, flo
     Returns
     -------
     tuple of str
-        One sentence per hyperparameter at a bound, per additive term that
+        One sentence per hyperparameter at a bound (except a periodic
+        kernel's lengthscale at its upper bound: the sinusoid limit of its
+        shape, a well-posed model), per additive term that
         acts as white noise on the data and per stationary, non-periodic base
         kernel that is constant on the data.
     """
@@ -178,9 +180,12 @@ def _parameters_at_bounds(kernel, n_features):
             continue
         for j in range(i, i + hyperparameter.n_elements):
             side = _bound_side(theta[j], *bounds[j])
-            if side is not None:
-                owner, parameter = _owner(kernel, hyperparameter.name, n_features)
-                findings.append(_at_bound_sentence(f"{owner} has its {parameter}", parameter, side))
+            if side is None:
+                continue
+            owner, parameter = _owner(kernel, hyperparameter.name, n_features)
+            if side == "upper" and parameter == "lengthscale" and getattr(getattr(owner, "kind", None), "periodic", False):
+                continue  # the sinusoid limit of a periodic shape: a well-posed model, not a degenerate one
+            findings.append(_at_bound_sentence(f"{_text_of(owner)} has its {parameter}", parameter, side))
         i += hyperparameter.n_elements
     return findings
 
@@ -200,8 +205,12 @@ def _at_bound_sentence(subject, parameter, side):
     return f"{sentence}: {consequence}" if consequence else sentence
 
 
+def _text_of(owner):
+    return owner if isinstance(owner, str) else str(owner.without_values())
+
+
 def _owner(kernel, name, n_features):
-    """The base kernel (as structure text) that owns the hyperparameter ``name``, and the parameter's name."""
+    """The structure (or, without a grammar counterpart, the class name) owning the hyperparameter ``name``, and the parameter's name."""
     *path, parameter = name.split("__")
     if path and path[-1] == "kernel":
         path = path[:-1]  # the parameters of an ActiveColumns' kernel belong to the ActiveColumns
@@ -209,6 +218,6 @@ def _owner(kernel, name, n_features):
     for step in path:
         owner = getattr(owner, step)
     try:
-        return str(from_kernel(owner, n_features=n_features).without_values()), parameter
+        return from_kernel(owner, n_features=n_features), parameter
     except ValueError:  # a kernel with no grammar counterpart
         return type(owner).__name__, parameter

@@ -39,6 +39,9 @@ def test_each_parameter_at_each_bound_is_reported_once_and_defaults_are_clean(ki
             theta[i] = kernel.bounds[i, column]
             kernel.theta = theta
             at_bound = [f for f in diagnose(kernel, X) if "bound" in f]
+            if name == "lengthscale" and side == "upper" and kind in ("PER", "CPER"):
+                assert at_bound == []  # the sinusoid limit of a periodic shape is not degenerate
+                continue
             assert len(at_bound) == 1 and at_bound[0].startswith(f"{text} has its {name} at its {side} bound"), at_bound
     kernel.theta = interior
 

@@ -58,7 +58,7 @@ def describe(estimator: Any, feature_names: Sequence[str] | None = None, target_
     >>> from skgpsearch import CompositionalGPRegressor
     >>> from skgpsearch.inspection import describe
     >>> X = np.linspace(0, 10, 80)[:, None]
-    >>> y = 0.5 * X[:, 0] + np.sin(2 * np.pi * X[:, 0])
+    >>> y = 0.5 * X[:, 0] + np.sin(2 * np.pi * X[:, 0])  # no noise: the model interpolates
     >>> model = CompositionalGPRegressor(base_kernels=("PER", "LIN"), max_depth=2, random_state=0).fit(X, y)
     >>> print(describe(model, feature_names=["t"]))  # doctest: +NORMALIZE_WHITESPACE +ELLIPSIS
     Structure: PER(t) + LIN(t)
@@ -68,6 +68,7 @@ def describe(estimator: Any, feature_names: Sequence[str] | None = None, target_
     - A periodic component in `t` with period ≈ 1 and a nearly sinusoidal shape explains 20 % of
       the variance of the target (its posterior mean has standard deviation ≈ 0.703).
     - The remaining noise has standard deviation ≈ 0.00158 (0.0001 % of the variance).
+    - Caution: the noise variance is at its lower bound: the model may be interpolating noise.
     <BLANKLINE>
     The greedy search compared 6 candidate structures up to depth 2 (max_depth=2) under the
     criterion bic and stopped: max_depth reached. The runner-up, ..., scored ... lower.
