@@ -16,9 +16,7 @@ import warnings
 
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.gaussian_process.kernels import Kernel
-
-from sklearn.gaussian_process.kernels import Sum
+from sklearn.gaussian_process.kernels import Kernel, Sum
 
 from .grammar import Expr
 from .kernels import ActiveColumns, DataSummary, from_kernel, to_kernel
