@@ -18,9 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import __version__
-from ._regressor import OutlierWarning
-from ._search import print_progress, search_progress
+from . import OutlierWarning, __version__, print_progress, search_progress
 from .criteria import criterion_names
 
 MIN_ROWS = 5

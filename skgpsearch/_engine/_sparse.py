@@ -39,7 +39,7 @@ from scipy.linalg import solve_triangular
 
 from ._kernel_tree import KernelTree
 from ._linalg import NumericalError, jittered_cholesky
-from ._regression import amplitude_indices
+from ._optimizer import amplitude_indices
 
 __all__ = ["SparseObjective", "SparsePosterior", "choose_inducing_inputs"]
 
@@ -110,7 +110,7 @@ class _SparseFactors:
 class SparseObjective:
     """The collapsed bound as a function of ``theta = [kernel.theta, log σ²]`` (fixed inducing inputs).
 
-    Callable like :class:`~skgpsearch._engine._regression.RegressionObjective`
+    Callable like :class:`~skgpsearch._engine._exact.RegressionObjective`
     (value, or value and gradient), with the same ``bounds`` layout, so the
     optimiser and the candidate fitters use either.
 

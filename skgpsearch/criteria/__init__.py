@@ -12,11 +12,12 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ._asc import ASCBayes, ASCBeta
-from ._base import AIC, BIC, BICLight, Criterion, LogMarginalLikelihood
+from ._base import AIC, BIC, BICLight, CallableCriterion, Criterion, LogMarginalLikelihood
 from ._classification import CVAccuracy
 from ._laplace import MAP, Laplace, Laplace0, LaplaceAIC, LaplaceBIC
 from ._predictive import LOO, LOOMSE, MSLL, SMSE, KFoldCV
 from ._priors import DEFAULT_PRIOR_SD, HyperPrior
+from ._protocol import SelectionCriterion
 
 _CRITERIA = {
     cls.name: cls
@@ -41,7 +42,7 @@ def criterion_names(task: str | None = None) -> tuple[str, ...]:
     return tuple(sorted(name for name, cls in _CRITERIA.items() if task is None or getattr(cls, task)))
 
 
-def check_criterion_task(criterion, task: str) -> None:
+def check_criterion_task(criterion: SelectionCriterion | Callable[..., float], task: str) -> None:
     """Raise a ValueError saying which criteria to use when ``criterion`` does not apply to ``task``.
 
     Callables without the flags are assumed to apply to every task.
@@ -56,13 +57,17 @@ def check_criterion_task(criterion, task: str) -> None:
     )
 
 
-def get_criterion(criterion: str | Callable[..., float]) -> Criterion | Callable[..., float]:
-    """A criterion object from a name (case-insensitive), or a callable passed through.
+def get_criterion(criterion: str | Callable[..., float]) -> Criterion:
+    """A criterion object from a name (case-insensitive); a callable becomes a :class:`CallableCriterion`.
+
+    A :class:`Criterion` instance is returned as it is. Every result
+    satisfies :class:`~skgpsearch.criteria._protocol.SelectionCriterion`.
 
     Raises
     ------
     ValueError
-        For an unknown name (the message lists the known ones).
+        For an unknown name (the message lists the known ones), or an object
+        that is neither a name nor a callable.
     """
     if isinstance(criterion, str):
         cls = _CRITERIA.get(criterion.lower())
@@ -72,8 +77,10 @@ def get_criterion(criterion: str | Callable[..., float]) -> Criterion | Callable
                 "or a callable (estimator, X, y) -> float."
             )
         return cls()
-    if callable(criterion):
+    if isinstance(criterion, Criterion):
         return criterion
+    if callable(criterion):
+        return CallableCriterion(criterion)
     raise ValueError(f"criterion must be a name or a callable, got {type(criterion).__name__}.")
 
 
@@ -84,6 +91,7 @@ __all__ = [
     "BIC",
     "BICLight",
     "CVAccuracy",
+    "CallableCriterion",
     "Criterion",
     "DEFAULT_PRIOR_SD",
     "HyperPrior",
@@ -98,6 +106,7 @@ __all__ = [
     "MAP",
     "MSLL",
     "SMSE",
+    "SelectionCriterion",
     "check_criterion_task",
     "criterion_names",
     "get_criterion",

@@ -20,7 +20,7 @@ import numpy as np
 from sklearn.base import clone
 
 from .._engine._linalg import NumericalError
-from .._engine._regression import GPPosterior, RegressionObjective
+from .._engine._exact import GPPosterior, RegressionObjective
 from ._protocol import OneVsRestModel
 
 __all__ = ["criterion_target"]

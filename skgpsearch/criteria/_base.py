@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from ._protocol import OneVsRestModel
@@ -13,7 +13,7 @@ if TYPE_CHECKING:
 
     from ..grammar import Expr
 
-__all__ = ["Criterion", "LogMarginalLikelihood", "AIC", "BIC", "BICLight"]
+__all__ = ["Criterion", "CallableCriterion", "LogMarginalLikelihood", "AIC", "BIC", "BICLight"]
 
 
 def _names_for(task):
@@ -51,6 +51,8 @@ class Criterion:
     name = None
     #: True when the value follows from (lml, k, n, structure) alone (:meth:`from_evidence`).
     evidence_only = False
+    #: True when it also scores approximate models (the sparse bound, Student-t noise by Laplace).
+    scores_approximate_models = False
     #: True when the criterion applies to GP classifiers (Laplace-approximate evidence).
     classification = False
     #: True when the criterion applies to GP regression.
@@ -82,6 +84,11 @@ class Criterion:
         """Criterion value from the log marginal likelihood, ``k``, ``n`` and the structure."""
         raise NotImplementedError
 
+    @property
+    def display_name(self) -> str:
+        """The name progress lines and messages use."""
+        return self.name or type(self).__name__
+
     def __repr__(self):
         return f"{type(self).__name__}()"
 
@@ -90,6 +97,42 @@ class Criterion:
 
     def __hash__(self):
         return hash(type(self).__name__)
+
+
+class CallableCriterion(Criterion):
+    """A user's callable ``(estimator, X, y) -> float`` as a criterion.
+
+    It receives every fitted candidate (a fitted estimator, or one binary
+    problem's model for a classifier) and the training data; it applies to
+    every task unless the callable says otherwise (attributes ``regression``,
+    ``classification``), and to approximate models.
+    """
+
+    scores_approximate_models = True
+
+    def __init__(self, function: Callable[[Any, Any, Any], float]) -> None:
+        if not callable(function):
+            raise ValueError(f"criterion must be a name or a callable, got {type(function).__name__}.")
+        self.function = function
+        self.regression = bool(getattr(function, "regression", True))
+        self.classification = bool(getattr(function, "classification", True))
+
+    def __call__(self, estimator: Any, X: ArrayLike, y: ArrayLike) -> float:
+        return self.function(estimator, X, y)
+
+    @property
+    def display_name(self) -> str:
+        name = getattr(self.function, "__name__", "")
+        return name if name.isidentifier() else "criterion"
+
+    def __repr__(self):
+        return f"CallableCriterion({self.function!r})"
+
+    def __eq__(self, other):
+        return isinstance(other, CallableCriterion) and other.function == self.function
+
+    def __hash__(self):
+        return hash(("CallableCriterion", id(self.function)))
 
 
 class LogMarginalLikelihood(Criterion):
@@ -106,6 +149,7 @@ class LogMarginalLikelihood(Criterion):
 
     name = "lml"
     evidence_only = True
+    scores_approximate_models = True
     classification = True
 
     def from_evidence(self, lml: float, k: int, n: int, structure: Expr | None = None) -> float:
@@ -127,6 +171,7 @@ class AIC(Criterion):
 
     name = "aic"
     evidence_only = True
+    scores_approximate_models = True
     classification = True
 
     def from_evidence(self, lml: float, k: int, n: int, structure: Expr | None = None) -> float:
@@ -152,6 +197,7 @@ class BIC(Criterion):
 
     name = "bic"
     evidence_only = True
+    scores_approximate_models = True
     classification = True
 
     def from_evidence(self, lml: float, k: int, n: int, structure: Expr | None = None) -> float:
@@ -177,6 +223,7 @@ class BICLight(Criterion):
 
     name = "bic_light"
     evidence_only = True
+    scores_approximate_models = True
     classification = True
 
     def from_evidence(self, lml: float, k: int, n: int, structure: Expr | None = None) -> float:

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from numpy.typing import ArrayLike
     from sklearn.model_selection import BaseCrossValidator
 
-    from .._engine._regression import RegressionObjective
+    from .._engine._exact import RegressionObjective
 
 __all__ = ["LOO", "LOOMSE", "KFoldCV", "MSLL", "SMSE", "loo_predictive"]
 

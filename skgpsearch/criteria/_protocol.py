@@ -1,4 +1,11 @@
-"""What a criterion may read from a fitted model: the contract between criteria and estimators.
+"""The contracts of the criteria: what a criterion is, and what it may read from a fitted model.
+
+:class:`SelectionCriterion` is what every criterion offers the search (the
+estimators, :class:`~skgpsearch.KernelSearchCV` and the CLI read nothing
+else): its name, the tasks it applies to, whether its value follows from the
+evidence alone, and the scorer-like call. :class:`~skgpsearch.criteria.Criterion`
+implements it; :func:`~skgpsearch.criteria.get_criterion` wraps a user's
+callable into one.
 
 Criteria never import an estimator class. They score any object that
 satisfies :class:`EvidenceModel` (the evidence criteria need nothing more),
@@ -16,13 +23,41 @@ the estimators' public API.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
 from ..grammar import Expr
 
-__all__ = ["EvidenceModel", "ObjectiveModel", "OneVsRestModel"]
+__all__ = ["EvidenceModel", "ObjectiveModel", "OneVsRestModel", "SelectionCriterion"]
+
+
+@runtime_checkable
+class SelectionCriterion(Protocol):
+    """A model-selection criterion as the search uses it; greater is better."""
+
+    #: Registry name (None for a user's callable).
+    name: str | None
+    #: Whether it applies to GP regression, and to GP classification.
+    regression: bool
+    classification: bool
+    #: True when :meth:`from_evidence` gives the value: candidates are then scored without building a model.
+    evidence_only: bool
+    #: True when it scores approximate models too -- the sparse bound, the Laplace evidence of Student-t
+    #: noise -- as the evidence criteria and callables do; False when it needs the exact Gaussian objective.
+    scores_approximate_models: bool
+    #: The name progress lines and messages use.
+    display_name: str
+
+    def __call__(self, estimator: Any, X: Any, y: Any) -> float:
+        """The value for a fitted model on (X, y), like a scikit-learn scorer."""
+
+    def from_evidence(self, lml: float, k: int, n: int, structure: Expr | None = None) -> float:
+        """The value from the maximised log evidence, the free parameters and the samples (evidence_only)."""
+
+    def combine(self, values: Iterable[float]) -> float:
+        """One value from the values of a one-vs-rest classifier's binary problems."""
 
 
 @runtime_checkable

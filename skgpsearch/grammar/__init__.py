@@ -8,6 +8,7 @@ numerical kernels and the conversion to and from scikit-learn kernels are in
 from ._expr import CHANGE_OPERATORS, Base, Change, Expr, Product, Sum, add, multiply
 from ._grammars import (
     CompositionalGrammar,
+    FixedStructureGrammar,
     Grammar,
     SumOfProductsGrammar,
     default_base_kernels,
@@ -24,6 +25,7 @@ __all__ = [
     "Change",
     "CompositionalGrammar",
     "Expr",
+    "FixedStructureGrammar",
     "Grammar",
     "KINDS",
     "KernelKind",

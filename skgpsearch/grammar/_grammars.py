@@ -15,7 +15,7 @@ from typing import Any
 from ._expr import CHANGE_OPERATORS, Base, Change, Expr, add, multiply
 from ._kinds import KINDS, get_kind
 
-__all__ = ["Grammar", "CompositionalGrammar", "SumOfProductsGrammar", "get_grammar"]
+__all__ = ["Grammar", "CompositionalGrammar", "FixedStructureGrammar", "SumOfProductsGrammar", "get_grammar"]
 
 #: Kind of the baseline structures: the product of one per column is the ARD
 #: squared-exponential kernel, their sum the additive model (see ``baselines``).
@@ -55,6 +55,9 @@ class Grammar:
     """
 
     default_base_kernels = ("SE",)
+    #: True for a grammar whose only candidate is one given structure (a refit, not a search): the
+    #: estimators then fit it as it is, without their extra candidates or rejection of degenerate optima.
+    single_structure = False
 
     def __init__(
         self,
@@ -173,6 +176,14 @@ class Grammar:
             return []
         ses = [Base(BASELINE_KIND, c) for c in columns]
         return [e for e in (multiply(*ses), add(*ses)) if self.admits(e)]
+
+    def period_columns(self, n_features: int) -> list[int]:
+        """Columns with a periodic base kernel (their candidates' fits start from the data's periods)."""
+        return sorted({b.columns[0] for b in self.base_set(n_features) if b.kind.periodic})
+
+    def change_columns(self, n_features: int) -> list[int]:
+        """Columns a change operator may switch on (none: this grammar has no change operators)."""
+        return []
 
     def admits(self, expr: Expr) -> bool:
         """Whether ``expr`` satisfies the size restrictions."""
@@ -350,6 +361,50 @@ class SumOfProductsGrammar(Grammar):
         for j, term in enumerate(terms):
             for base in bases:
                 yield add(*terms[:j], term * base, *terms[j + 1:])
+
+
+class FixedStructureGrammar(Grammar):
+    """A grammar whose only candidate is one structure: fitting an estimator with it refits that structure.
+
+    Parameters
+    ----------
+    structure : Expr
+        The structure (its base kernels' values, if any, start the fit).
+
+    Examples
+    --------
+    >>> from skgpsearch.grammar import FixedStructureGrammar, parse
+    >>> grammar = FixedStructureGrammar(parse("SE(0) + PER(0)"))
+    >>> [str(e) for e in grammar.initial(1)], grammar.expand(parse("SE(0)"), 1)
+    (['SE(0) + PER(0)'], [])
+    """
+
+    single_structure = True
+
+    def __init__(self, structure: Expr) -> None:
+        super().__init__()
+        self.structure = structure
+
+    def get_params(self, deep: bool = True) -> dict[str, Any]:
+        return {"structure": self.structure}
+
+    def initial(self, n_features: int) -> list[Expr]:
+        return [self.structure]
+
+    def expand(self, expr: Expr, n_features: int) -> list[Expr]:
+        return []
+
+    def period_columns(self, n_features: int) -> list[int]:
+        return sorted({leaf.columns[0] for leaf in self.structure.leaves if leaf.kind.periodic})
+
+    def change_columns(self, n_features: int) -> list[int]:
+        return sorted({node.column for node in self.structure.changes})
+
+    def baseline_structures(self, n_features: int) -> list[Expr]:
+        return []
+
+    def standard_structures(self, n_features: int) -> list[Expr]:
+        return []
 
 
 def _pruned(expr):

@@ -15,31 +15,11 @@ from sklearn.metrics import accuracy_score, log_loss, mean_squared_error, r2_sco
 from sklearn.model_selection import KFold, StratifiedKFold, check_cv
 from sklearn.utils.validation import check_is_fitted
 
-from ..grammar import Grammar, default_base_kernels
+from ..grammar import FixedStructureGrammar, default_base_kernels
 from ._decompose import feature_names_of, structure_text
 from ._describe import _with_names, describe
 
 __all__ = ["compare_with_random_forest", "write_report"]
-
-
-class _FixedStructure(Grammar):
-    """A grammar whose only candidate is one structure (refits without a search)."""
-
-    #: Refit exactly this structure: no constant-model candidate, no rejection of degenerate optima.
-    single_structure = True
-
-    def __init__(self, structure):
-        super().__init__()
-        self.structure = structure
-
-    def get_params(self, deep=True):
-        return {"structure": self.structure}
-
-    def initial(self, n_features):
-        return [self.structure]
-
-    def expand(self, expr, n_features):
-        return []
 
 
 def compare_with_random_forest(estimator, X, y, *, cv=5, refit="structure", n_estimators=500, random_state=0,
@@ -88,7 +68,7 @@ def compare_with_random_forest(estimator, X, y, *, cv=5, refit="structure", n_es
     gp = clone(estimator)
     if refit == "structure":
         defaults = {"base_kernels": default_base_kernels("classification" if classification else "regression")}
-        gp.set_params(grammar=_FixedStructure(estimator.structure_), max_depth=1, verbose=0, **defaults)
+        gp.set_params(grammar=FixedStructureGrammar(estimator.structure_), max_depth=1, verbose=0, **defaults)
     else:
         gp.set_params(verbose=0)
     # imported here: sklearn.ensemble is heavy, and most users never build a report

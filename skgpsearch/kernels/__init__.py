@@ -34,8 +34,9 @@ from ._change import ChangePoint, ChangeWindow
 from ._columns import ActiveColumns
 from ._convert import from_kernel, inherit_values, to_kernel
 from ._core import StationaryProfile
-from ._defaults import DataSummary, change_defaults, default_hyperparameters, unit_amplitude
+from ._defaults import change_defaults, default_hyperparameters, unit_amplitude
 from ._specs import KERNEL_CLASSES, SPECS, KernelSpec, SklearnReader, get_spec
+from ._summary import DataSummary, discrete_columns
 
 __all__ = [
     "ActiveColumns",
@@ -68,6 +69,7 @@ __all__ = [
     "StationaryProfile",
     "WN",
     "WhiteNoise",
+    "discrete_columns",
     "change_defaults",
     "default_hyperparameters",
     "from_kernel",

@@ -23,7 +23,6 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 import numpy as np
 from scipy.special import i0e, i1e
@@ -39,9 +38,7 @@ from ._core import (
     _num_samples,
     _Stationary,
 )
-
-if TYPE_CHECKING:
-    from ._defaults import DataSummary
+from ._summary import DataSummary
 
 __all__ = [
     "KernelSpec",

@@ -18,10 +18,11 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.gaussian_process.kernels import Kernel, Sum
 
-from .grammar import Expr
-from .kernels import ActiveColumns, DataSummary, from_kernel, to_kernel
+from ..grammar import Expr
+from ..kernels import ActiveColumns, DataSummary, from_kernel, to_kernel
 
-__all__ = ["DegenerateOptimumWarning", "diagnose", "warn_about_degenerate_optimum", "white_noise_term"]
+__all__ = ["DegenerateOptimumWarning", "OutlierWarning", "diagnose", "warn_about_degenerate_optimum",
+           "warn_about_outliers", "white_noise_term"]
 
 #: A parameter within this fraction of its (log-)range from a bound sits at that bound. L-BFGS-B
 #: stops exactly on a bound it runs into; an interior optimum this close to one is as suspect.
@@ -36,6 +37,12 @@ CONSTANT_CORRELATION = 0.99
 #: The data checks use at most this many rows, evenly spread over the training rows' order
 #: (their spacing is that of this many points: a check of the sample, not of every row).
 DIAGNOSTIC_ROWS = 1000
+
+#: A Gaussian model warns when a training point's leave-one-out residual, in robust standard
+#: units of all of them, exceeds this (|z| > 5 has probability 6e-7 per normal point).
+OUTLIER_THRESHOLD = 5.0
+#: Scale of the median absolute deviation that makes it a standard deviation under normality.
+MAD_TO_SD = 1.4826
 
 _CONSEQUENCES = {
     ("noise variance", "lower"): "the model may be interpolating noise",
@@ -54,6 +61,37 @@ class DegenerateOptimumWarning(ConvergenceWarning):
     The model still predicts; the warning says its hyperparameters may not
     mean what they seem (see the estimator's ``diagnostics_``).
     """
+
+
+class OutlierWarning(UserWarning):
+    """The chosen Gaussian model has training points far outside its noise (see ``likelihood``)."""
+
+
+def warn_about_outliers(residuals: np.ndarray, stacklevel: int = 2) -> None:
+    """Warn (:class:`OutlierWarning`) when training points lie far outside a Gaussian model's fit.
+
+    ``residuals`` are the leave-one-out residuals y_i − E[y_i | y_−i]; they
+    are compared in robust standard units (median absolute deviation), not
+    each divided by its own predictive standard deviation: a fitted Gaussian
+    model accommodates a gross outlier by inflating the noise or the prior
+    variance where the outlier lies, which masks it in those units.
+    """
+    centre = np.median(residuals)
+    spread = MAD_TO_SD * np.median(np.abs(residuals - centre))
+    if not spread > 0:
+        return
+    z = np.abs(residuals - centre) / spread
+    outliers = np.flatnonzero(z > OUTLIER_THRESHOLD)
+    if outliers.size:
+        worst = int(outliers[np.argmax(z[outliers])])
+        warnings.warn(
+            f"{outliers.size} training point(s) lie more than {OUTLIER_THRESHOLD:g} robust standard deviations "
+            f"from the model's leave-one-out predictions (the worst, row {worst}, at {z[worst]:.3g}). Outliers "
+            "can distort the chosen structure and the noise level of a Gaussian model; consider "
+            "likelihood='student_t' (robust regression), or check these rows.",
+            OutlierWarning,
+            stacklevel=stacklevel + 1,
+        )
 
 
 def warn_about_degenerate_optimum(diagnostics: list[str]) -> None:

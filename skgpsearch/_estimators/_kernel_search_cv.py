@@ -16,12 +16,11 @@ from sklearn.utils import get_tags
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_array, check_is_fitted
 
-from ._candidates import FAILED, NUMERICAL_FAILURES, CandidateRecord
-from ._estimator_base import GRAMMAR_CONSTRAINTS, base_kernel_names
-from ._search import StructureSearch
-from .criteria import Criterion, criterion_names, get_criterion
-from .grammar import Grammar, default_base_kernels, default_grammar, get_grammar
-from .kernels import DataSummary, from_kernel, inherit_values, to_kernel
+from .._search import FAILED, NUMERICAL_FAILURES, CandidateRecord, StructureSearch
+from ..criteria import Criterion, criterion_names, get_criterion
+from ..grammar import Grammar, default_base_kernels, default_grammar, get_grammar
+from ..kernels import DataSummary, from_kernel, inherit_values, to_kernel
+from ._base import GRAMMAR_CONSTRAINTS, base_kernel_names
 
 __all__ = ["KernelSearchCV"]
 

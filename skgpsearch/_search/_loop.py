@@ -4,47 +4,41 @@
 expands and deduplicates structures, asks for start hints per parent,
 applies the budgets (screening, candidate count, time), hands the level to
 ``evaluate`` and ranks the records it gets back, reports progress, and
-decides when to stop. The estimators evaluate candidates with a
-:class:`~skgpsearch._candidates.CandidateFitter` in joblib workers
-(:class:`ParallelCandidateFits`); :class:`~skgpsearch.KernelSearchCV`
-evaluates them with scikit-learn's ``evaluate_candidates``.
+decides when to stop. It is the *explore* stage of the search pipeline
+(:mod:`skgpsearch._search._pipeline`). The estimators evaluate candidates
+with a :class:`~skgpsearch._search._candidate_fitter.CandidateFitter` in
+joblib workers (:class:`ParallelCandidateFits`, :func:`run_search`);
+:class:`~skgpsearch.KernelSearchCV` evaluates them with scikit-learn's
+``evaluate_candidates``.
 """
 
 from __future__ import annotations
 
-import contextvars
-import math
 import time
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import numpy as np
 from joblib import effective_n_jobs
 from sklearn.utils.parallel import Parallel, delayed
 
-from ._candidates import OK, SCREENED_OUT, CandidateRecord, candidate_seed
-from .grammar import Expr, Grammar
+from ..grammar import Expr, Grammar
+from ._candidate_fitter import CandidateFitter
+from ._progress import LevelReport, ProgressCallback
+from ._records import FAILED, OK, SCREENED_OUT, CandidateRecord, candidate_seed
 
 __all__ = [
     "Candidate",
-    "LevelReport",
     "ParallelCandidateFits",
     "SearchResult",
     "StructureSearch",
     "automatic_depth",
-    "averaged_records",
-    "print_progress",
-    "refit_finalists",
     "run_search",
-    "search_progress",
 ]
 
 #: Largest depth limit of a search without max_depth (see automatic_depth).
 MAX_SEARCH_DEPTH = 10
-#: Averaged models below this fraction of the best one's weight are dropped.
-MIN_AVERAGING_WEIGHT = 1e-6
 #: The columns of ``search_results_``, in order.
 RESULT_COLUMNS = ("structure", "depth", "parent", "criterion", "log_marginal_likelihood",
                   "n_hyperparameters", "fit_time", "status", "message", "diagnostics")
@@ -59,55 +53,6 @@ class Candidate:
     parent: CandidateRecord | None = None
     hints: object = None
     depth: int = 1
-
-
-@dataclass
-class LevelReport:
-    """What the progress callback receives after each depth.
-
-    ``elapsed`` counts seconds since the search started; ``criterion_name``
-    and ``feature_names`` are for display.
-    """
-
-    depth: int
-    best: CandidateRecord | None
-    n_candidates: int
-    n_failed: int
-    n_screened: int
-    elapsed: float
-    criterion_name: str = "criterion"
-    feature_names: Sequence[str] | None = None
-
-
-#: The progress callback of the searches run inside ``search_progress`` (None: ``verbose`` prints).
-_PROGRESS_CALLBACK = contextvars.ContextVar("skgpsearch_progress_callback", default=None)
-
-
-@contextmanager
-def search_progress(callback: Callable[[LevelReport | str], None]) -> Iterator[None]:
-    """Send the progress of the searches run inside the block to ``callback``.
-
-    ``callback`` receives a :class:`LevelReport` after each depth of a search,
-    and short notes as strings (e.g. which one-vs-rest problem a classifier
-    starts). Within the block it replaces what ``verbose=1`` would print, and
-    reports even when ``verbose=0``. Example: progress on stderr::
-
-        with search_progress(print_progress(file=sys.stderr)):
-            model.fit(X, y)
-    """
-    token = _PROGRESS_CALLBACK.set(callback)
-    try:
-        yield
-    finally:
-        _PROGRESS_CALLBACK.reset(token)
-
-
-def progress_callback(verbose) -> Callable | None:
-    """The callback of a search: the one of an enclosing :func:`search_progress`, else printing when ``verbose``."""
-    callback = _PROGRESS_CALLBACK.get()
-    if callback is not None:
-        return callback
-    return print_progress() if verbose else None
 
 
 @dataclass
@@ -135,26 +80,6 @@ class SearchResult:
                     value = "; ".join(value)
                 table[key].append(value)
         return table
-
-
-def print_progress(file=None) -> Callable[[LevelReport | str], None]:
-    """A progress callback that prints one line per depth (what ``verbose=1`` shows) to ``file`` (stdout)."""
-
-    def report(event: LevelReport | str) -> None:
-        if isinstance(event, str):
-            print(f"[skgpsearch] {event}", file=file, flush=True)
-            return
-        best_text = "none" if event.best is None else event.best.structure.to_string(event.feature_names)
-        score = -np.inf if event.best is None else event.best.criterion
-        screened_text = f", {event.n_screened} more screened out" if event.n_screened else ""
-        print(
-            f"[skgpsearch] depth {event.depth}: best {best_text}  {event.criterion_name}={score:.3f}  "
-            f"({event.n_candidates} candidates, {event.n_failed} failed{screened_text}, {event.elapsed:.1f} s)",
-            file=file,
-            flush=True,
-        )
-
-    return report
 
 
 def automatic_depth(n_features: int) -> int:
@@ -375,7 +300,7 @@ class StructureSearch:
                 depth=depth,
                 best=best,
                 n_candidates=len(level),
-                n_failed=sum(result.records[i].status == "failed" for i in level),
+                n_failed=sum(result.records[i].status == FAILED for i in level),
                 n_screened=sum(r.status == SCREENED_OUT and r.depth == depth for r in result.records),
                 elapsed=elapsed,
                 criterion_name=self.criterion_name,
@@ -404,8 +329,9 @@ class ParallelCandidateFits:
     fit is kept).
     """
 
-    def __init__(self, fitter, X, y, *, base_seed=0, n_jobs=None, prefer="processes",
-                 period_columns=(), change_columns=()):
+    def __init__(self, fitter: CandidateFitter, X: np.ndarray, y: np.ndarray, *, base_seed: int = 0,
+                 n_jobs: int | None = None, prefer: str = "processes", period_columns: Sequence[int] = (),
+                 change_columns: Sequence[int] = ()) -> None:
         self.fitter, self.X, self.y = fitter, X, y
         self.base_seed, self.n_jobs, self.prefer = base_seed, n_jobs, prefer
         self.period_columns, self.change_columns = period_columns, change_columns
@@ -413,7 +339,7 @@ class ParallelCandidateFits:
     def _warm_state(self, candidate):
         return None if candidate.parent is None else candidate.parent.warm_state
 
-    def __call__(self, candidates, deadline=None):
+    def __call__(self, candidates: list[Candidate], deadline: float | None = None) -> Iterator[CandidateRecord]:
         batch = len(candidates) if deadline is None else max(1, effective_n_jobs(self.n_jobs))
         for first in range(0, len(candidates), batch):
             chunk = candidates[first : first + batch]
@@ -426,10 +352,10 @@ class ParallelCandidateFits:
             if deadline is not None and time.perf_counter() > deadline:
                 return
 
-    def hint(self, parent):
+    def hint(self, parent: CandidateRecord | None) -> object:
         return self.fitter.start_hints(parent, self.X, self.y, self.period_columns, self.change_columns)
 
-    def screen(self, candidates):
+    def screen(self, candidates: list[Candidate]) -> list[float]:
         return Parallel(n_jobs=self.n_jobs, prefer=self.prefer)(
             delayed(self.fitter.screen)(c.structure, self.X, self.y, candidate_seed(self.base_seed, c.structure),
                                         self._warm_state(c), c.hints)
@@ -437,167 +363,57 @@ class ParallelCandidateFits:
         )
 
 
-def run_search(
-    fitter,
-    X: np.ndarray,
-    y: np.ndarray,
-    grammar: Grammar,
-    *,
-    max_depth: int | None,
-    beam_width: int = 1,
-    n_jobs: int | None = None,
-    base_seed: int = 0,
-    max_candidates: int | None = None,
-    time_budget: float | None = None,
-    prefer: str = "processes",
-    max_fits_per_depth: int | None = None,
-    extra_initial: Sequence[Expr] = (),
-    progress: Callable[[LevelReport], None] | None = None,
-    criterion_name: str = "criterion",
-    feature_names: Sequence[str] | None = None,
-) -> SearchResult:
+@dataclass(frozen=True)
+class SearchSettings:
+    """How far and how wide a search goes, what it may spend, and whom it tells (see the estimators)."""
+
+    max_depth: int | None = None
+    beam_width: int = 1
+    n_jobs: int | None = None
+    max_candidates: int | None = None
+    max_fits_per_depth: int | None = None
+    time_budget: float | None = None
+    model_averaging: int | None = None
+    progress: ProgressCallback | None = None
+    criterion_name: str = "criterion"
+    feature_names: Sequence[str] | None = None
+    prefer: str = "processes"
+
+
+def run_search(fitter: CandidateFitter, X: np.ndarray, y: np.ndarray, grammar: Grammar, settings: SearchSettings, *,
+               base_seed: int = 0, extra_initial: Sequence[Expr] = ()) -> SearchResult:
     """Search ``grammar`` with candidates fitted by ``fitter``; returns a :class:`SearchResult`.
 
-    ``max_depth=None`` gives :func:`automatic_depth`. ``extra_initial``
-    structures join the first level and, like the grammar's baselines, are
-    always fitted (e.g. the classifier's constant model). When a level has
-    more than ``max_fits_per_depth`` candidates and the fitter can
-    ``screen``, only the most promising are fitted; the others are recorded
-    with status ``"screened out"``.
+    ``settings.max_depth=None`` gives :func:`automatic_depth`.
+    ``extra_initial`` structures join the first level and, like the
+    grammar's baselines, are always fitted (e.g. the classifier's constant
+    model). When a level has more than ``max_fits_per_depth`` candidates,
+    only the most promising (by the fitter's cheap ``screen``) are fitted;
+    the others are recorded with status ``"screened out"``.
     """
     n_features = X.shape[1]
     initial = list(grammar.initial(n_features))
     initial += [expr for expr in extra_initial if expr not in initial]
     fits = ParallelCandidateFits(
-        fitter, X, y, base_seed=base_seed, n_jobs=n_jobs, prefer=prefer,
-        period_columns=sorted({b.columns[0] for b in grammar.base_set(n_features) if b.kind.periodic}),
-        change_columns=getattr(grammar, "change_columns", lambda n: [])(n_features),
+        fitter, X, y, base_seed=base_seed, n_jobs=settings.n_jobs, prefer=settings.prefer,
+        period_columns=grammar.period_columns(n_features), change_columns=grammar.change_columns(n_features),
     )
     search = StructureSearch(
         fits,
         lambda record: grammar.expand(record.structure, n_features),
         initial=initial,
-        max_depth=automatic_depth(n_features) if max_depth is None else max_depth,
-        beam_width=beam_width,
+        max_depth=automatic_depth(n_features) if settings.max_depth is None else settings.max_depth,
+        beam_width=settings.beam_width,
         # the standard models are always fitted: the search must not end below them
-        protected=set(getattr(grammar, "baseline_structures", lambda n: [])(n_features)) | set(extra_initial),
+        protected=set(grammar.baseline_structures(n_features)) | set(extra_initial),
         hint=fits.hint,
-        screen=fits.screen if hasattr(fitter, "screen") else None,
-        max_fits_per_depth=max_fits_per_depth,
-        max_candidates=max_candidates,
-        time_budget=time_budget,
-        progress=progress,
-        criterion_name=criterion_name,
-        feature_names=feature_names,
-        depth_limit_reason="max_depth reached" if max_depth is not None else "depth limit reached",
+        screen=fits.screen,
+        max_fits_per_depth=settings.max_fits_per_depth,
+        max_candidates=settings.max_candidates,
+        time_budget=settings.time_budget,
+        progress=settings.progress,
+        criterion_name=settings.criterion_name,
+        feature_names=settings.feature_names,
+        depth_limit_reason="max_depth reached" if settings.max_depth is not None else "depth limit reached",
     )
     return search.run()
-
-
-def averaged_records(result: SearchResult, k: int | None) -> tuple[list, np.ndarray]:
-    """The records of the ``k`` best fitted structures (the chosen one first) and their weights.
-
-    Weights are exp(criterion − best criterion), normalised; structures below
-    ``MIN_AVERAGING_WEIGHT`` of the best's weight are left out. ``k`` of
-    ``None`` or 1 gives the chosen structure alone.
-    """
-    best = result.best
-    chosen = [best]
-    if k is not None and k > 1:
-        ranked = sorted(
-            (r for r in result.records if r.status == OK and np.isfinite(r.criterion) and r is not best),
-            key=lambda r: -r.criterion,
-        )
-        chosen += [r for r in ranked[: k - 1] if r.criterion - best.criterion > math.log(MIN_AVERAGING_WEIGHT)]
-    scores = np.array([r.criterion for r in chosen], dtype=float)
-    weights = np.exp(scores - scores.max())
-    return chosen, weights / weights.sum()
-
-
-def finalists(records: Sequence[CandidateRecord], k: int) -> list[CandidateRecord]:
-    """The ``k`` best usable records with distinct structures, best first."""
-    ranked = sorted((r for r in records if r.status == OK and np.isfinite(r.criterion)), key=lambda r: -r.criterion)
-    chosen, seen = [], set()
-    for record in ranked:
-        if record.structure.without_values() not in seen:
-            seen.add(record.structure.without_values())
-            chosen.append(record)
-        if len(chosen) == k:
-            break
-    return chosen
-
-
-def halving_sizes(first: int, last: int, factor: int = 5) -> list[int]:
-    """Rows of successive halving's rungs after a search on ``first`` rows: ``factor`` times more per rung, up to ``last``."""
-    sizes = [first]
-    while sizes[-1] * factor < last:
-        sizes.append(sizes[-1] * factor)
-    return sizes[1:] + [last]
-
-
-def as_finalist(refitted: CandidateRecord, record: CandidateRecord, n_rows: int) -> CandidateRecord:
-    """A finalist's refit keeps the search's bookkeeping of its record and says on how many rows it was fitted."""
-    refitted.depth, refitted.parent = record.depth, record.parent
-    note = f"finalist refitted on {n_rows} rows"
-    refitted.message = f"{note}: {refitted.message}" if refitted.message else note
-    return refitted
-
-
-def refit_search_finalists(result: SearchResult, rungs: Sequence[tuple[np.ndarray, Callable]], first_keep: int, *,
-                           n_jobs: int | None = None, progress: Callable | None = None) -> list[CandidateRecord]:
-    """:func:`refit_finalists` on a search's result: the refits join ``result.records``.
-
-    Returns the usable records of the last rung, best first; empty when the
-    halving stopped before it (every refit of a rung failed). On success the
-    stop reason names the rungs.
-    """
-    rounds = refit_finalists(result.records, rungs, first_keep, n_jobs=n_jobs, progress=progress)
-    for records in rounds:
-        result.records.extend(records)
-    last = [r for r in rounds[-1] if r.status == OK] if len(rounds) == len(rungs) else []
-    if last:
-        result.stop_reason += f"; finalists refitted on {', '.join(str(len(rows)) for rows, _ in rungs)} rows"
-    return last
-
-
-def refit_finalists(
-    records: Sequence[CandidateRecord],
-    rungs: Sequence[tuple[np.ndarray, Callable]],
-    first_keep: int,
-    *,
-    n_jobs: int | None = None,
-    progress: Callable | None = None,
-) -> list[list[CandidateRecord]]:
-    """Successive halving of a search's best structures over growing sets of rows.
-
-    The ``first_keep`` best distinct structures of ``records`` (a search on a
-    subset of the rows) are refitted on the rows of the first rung, starting
-    from their fitted values; the better half of them on the next rung's
-    rows, and so on -- so that a search on large data costs one search on a
-    subset plus a few fits on more rows. ``rungs`` are ``(rows, fit)`` pairs,
-    where ``fit(record, rows)`` returns the refitted record (criteria on the
-    same rows are comparable; across rungs they are not).
-
-    Returns
-    -------
-    list of lists of CandidateRecord
-        The refitted records of each rung, best first; the best of the last
-        rung is the chosen model.
-    """
-    current = finalists(records, first_keep)
-    rounds = []
-    for i, (rows, fit) in enumerate(rungs):
-        refits = Parallel(n_jobs=n_jobs, prefer="processes")(delayed(fit)(record, rows) for record in current)
-        refits = sorted(refits, key=lambda r: -r.criterion if r.status == OK else np.inf)
-        rounds.append(refits)
-        if progress is not None:
-            best = refits[0] if refits and refits[0].status == OK else None
-            text = "none" if best is None else f"{best.structure}  criterion={best.criterion:.3f}"
-            progress(f"finalists on {len(rows)} rows: best {text} ({len(refits)} refitted)")
-        usable = [r for r in refits if r.status == OK]
-        if not usable:
-            break
-        keep = len(usable) if i == len(rungs) - 1 else max(1, len(usable) // 2)
-        current = usable[:keep]
-    return rounds
-

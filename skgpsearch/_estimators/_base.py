@@ -5,21 +5,22 @@ from __future__ import annotations
 import numbers
 import warnings
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 from sklearn.gaussian_process.kernels import Kernel
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ._search import SearchResult, progress_callback, run_search
-from .criteria import check_criterion_task, get_criterion
-from .grammar import Expr, Grammar, default_base_kernels, get_grammar, get_kind, grammar_names
-from .kernels import from_kernel
+from .._search import PipelineResult, ProgressCallback, SearchPipeline, SearchSettings, progress_callback
+from ..criteria import SelectionCriterion, check_criterion_task, get_criterion
+from ..grammar import Grammar, default_base_kernels, get_grammar, get_kind, grammar_names
+from ..kernels import from_kernel
 
 __all__ = ["StructureSearchMixin", "base_kernel_names"]
 
 
-def base_kernel_names(base_kernels) -> tuple:
+def base_kernel_names(base_kernels: str | Kernel | Sequence[str | Kernel]) -> tuple[str, ...]:
     """Catalogue names from names or scikit-learn kernel instances (duplicates dropped, order kept)."""
     if isinstance(base_kernels, (str, Kernel)):
         base_kernels = [base_kernels]
@@ -60,8 +61,8 @@ class StructureSearchMixin:
     grammar and the criterion from them (checking that the criterion applies
     to the estimator's ``_task``), enforces the ``n_jobs`` rule, and runs the
     search with the estimator's budgets and progress reporting. Subclasses
-    set ``_task`` (``"regression"`` or ``"classification"``) and provide the
-    candidate fitter.
+    set ``_task`` (``"regression"`` or ``"classification"``) and give
+    :meth:`_run_pipeline` the model fitter of their training set.
     """
 
     _task = None
@@ -101,8 +102,8 @@ class StructureSearchMixin:
             return self.grammar
         return get_grammar(self.grammar, base_kernels=names)
 
-    def _criterion(self):
-        """The criterion object (or callable), checked against the estimator's task."""
+    def _criterion(self) -> SelectionCriterion:
+        """The criterion object (a callable is wrapped), checked against the estimator's task."""
         criterion = get_criterion(self.criterion)
         check_criterion_task(criterion, self._task)
         return criterion
@@ -110,27 +111,23 @@ class StructureSearchMixin:
     def _base_seed(self) -> int:
         return int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
 
-    def _progress(self):
+    def _progress(self) -> ProgressCallback | None:
         """The progress callback (see :func:`skgpsearch.search_progress`; None when quiet)."""
         return progress_callback(self.verbose)
 
-    def _search(self, fitter, X: np.ndarray, y: np.ndarray, grammar: Grammar, criterion, base_seed: int,
-                extra_initial: Sequence[Expr] = ()) -> SearchResult:
-        """Run the structure search with this estimator's depth, beam, budgets and progress."""
-        return run_search(
-            fitter,
-            X,
-            y,
-            grammar,
+    def _run_pipeline(self, model_fitter: Any, grammar: Grammar, criterion: SelectionCriterion,
+                      seed: int) -> PipelineResult:
+        """The staged search (explore, finalists, select) with this estimator's depth, beam, budgets and progress."""
+        settings = SearchSettings(
             max_depth=self.max_depth,
             beam_width=1 if self.search == "greedy" else self.beam_width,
             n_jobs=self.n_jobs,
-            base_seed=base_seed,
             max_candidates=self.max_candidates,
             max_fits_per_depth=self.max_fits_per_depth,
             time_budget=self.time_budget,
-            extra_initial=extra_initial,
+            model_averaging=self.model_averaging,
             progress=self._progress(),
-            criterion_name=getattr(criterion, "name", None) or "criterion",
+            criterion_name=criterion.display_name,
             feature_names=getattr(self, "feature_names_in_", None),
         )
+        return SearchPipeline(settings).run(model_fitter, grammar, criterion, seed)

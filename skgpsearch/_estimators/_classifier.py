@@ -2,39 +2,31 @@
 
 from __future__ import annotations
 
-import dataclasses
 import numbers
 from collections.abc import Sequence
 
 import numpy as np
 from numpy.typing import ArrayLike
-from sklearn.base import BaseEstimator, ClassifierMixin, clone
+from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._candidates import CandidateRecord, candidate_seed, single_threaded_blas
-from ._diagnostics import warn_about_degenerate_optimum
-from ._engine._classification import LaplaceObjective, LaplacePosterior
-from ._engine._likelihoods import LIKELIHOODS, get_likelihood
-from ._estimator_base import StructureSearchMixin
-from ._laplace_fitter import LaplaceCandidateFitter
-from ._search import SearchResult, as_finalist, averaged_records, finalists, halving_sizes, refit_search_finalists
-from .grammar import Base
-from .inspection import ClassificationView, Decomposition, decompose, describe
-from .kernels import DataSummary, to_kernel
-from .kernels._defaults import discrete_columns
+from .._search import (
+    BinaryClassificationModelFitter,
+    BinaryLaplaceModel,
+    PipelineResult,
+    averaged_log_odds,
+    averaged_probability,
+    classification_likelihood,
+    classification_summary,
+    likelihood_names,
+    warn_about_degenerate_optimum,
+)
+from ..inspection import ClassificationView, Decomposition, decompose, describe
+from ._base import StructureSearchMixin
 
 __all__ = ["CompositionalGPClassifier"]
-
-#: Above ``SEARCH_ROWS`` rows (with a criterion computed from the evidence), a binary problem's
-#: structures are searched on ``SEARCH_ROWS`` stratified rows, and its ``FIRST_FINALISTS`` best
-#: distinct structures (the baselines among them) are refitted, halving their number, on 5 times
-#: as many rows per rung up to ``POSTERIOR_ROWS``, the rows the final model conditions on. The
-#: Laplace engine is exact (O(n³) time, O(n²) memory per fit), so the posterior stays on a subset.
-SEARCH_ROWS = 2000
-POSTERIOR_ROWS = 5000
-FIRST_FINALISTS = 4
 
 
 class CompositionalGPClassifier(StructureSearchMixin, ClassifierMixin, BaseEstimator):
@@ -195,7 +187,7 @@ class CompositionalGPClassifier(StructureSearchMixin, ClassifierMixin, BaseEstim
 
     _parameter_constraints = {
         **StructureSearchMixin._shared_parameter_constraints,
-        "likelihood": [StrOptions(set(LIKELIHOODS))],
+        "likelihood": [StrOptions(set(likelihood_names()))],
         "max_depth": [Interval(numbers.Integral, 1, None, closed="left")],
         "discrete_features": [StrOptions({"auto"}), "boolean", "array-like"],
         "baseline_models": ["boolean"],
@@ -267,212 +259,61 @@ class CompositionalGPClassifier(StructureSearchMixin, ClassifierMixin, BaseEstim
                 f"A classifier needs samples of at least 2 classes; the data has only class {self.classes_[0]!r}."
             )
         criterion = self._criterion()
-        likelihood = get_likelihood(self.likelihood)
+        likelihood = classification_likelihood(self.likelihood)
         grammar = self._grammar()
-        summary = self._data_summary(X)
-        self._summary = summary
+        summary = classification_summary(X, self.discrete_features)
         seed = self._base_seed()
         positives = [1] if self.classes_.size == 2 else list(range(self.classes_.size))
-        models, results, paths, reasons = [], [], [], []
+        models, outcomes = [], []
         for k in positives:
             y_binary = np.where(y_index == k, 1.0, -1.0)
             progress = self._progress()
             if progress is not None and len(positives) > 1:
                 progress(f"class {self.classes_[k]!r} vs rest")
-            model, result = self._search_binary(X, y_binary, criterion, likelihood, grammar, summary, seed + k)
-            models.append(model)
-            results.append(result)
-            for level in result.levels:
-                paths.append({"class": self.classes_[k], **level})
-            reasons.append(result.stop_reason)
+            fitter = BinaryClassificationModelFitter(
+                X, y_binary, criterion, likelihood, summary, n_restarts=self.n_restarts,
+                max_optimize_samples=self.max_optimize_samples, baseline_models=self.baseline_models,
+                searching=not grammar.single_structure,
+            )
+            outcome = self._run_pipeline(fitter, grammar, criterion, seed + k)
+            models.append(fitter.final_model(outcome))
+            outcomes.append(outcome)
         self._binary_models = models
         self.X_train_, self.y_train_ = X, y
-        binary = len(models) == 1
-        self.structure_ = models[0].structure_ if binary else [m.structure_ for m in models]
-        self.kernel_ = models[0].kernel_ if binary else [m.kernel_ for m in models]
-        self.latent_mean_ = models[0].latent_mean_ if binary else np.array([m.latent_mean_ for m in models])
-        if likelihood.n_params:
-            rates = [m.likelihood_params_["outlier_rate"] for m in models]
-            self.outlier_rate_ = rates[0] if binary else np.array(rates)
-        best_scores = [m.criterion_value for m in models]
-        combine = getattr(criterion, "combine", None)
-        self.best_score_ = combine(best_scores) if combine is not None else float(sum(best_scores))
-        self.log_marginal_likelihood_value_ = float(sum(m.log_marginal_likelihood_value_ for m in models))
-        self.n_hyperparameters_ = int(sum(m.n_hyperparameters_ for m in models))
-        table = {"class": []}
-        for k, result in zip(positives, results):
-            part = result.table()
-            table["class"] += [self.classes_[k]] * len(result.records)
-            for key, values in part.items():
-                table.setdefault(key, []).extend(values)
-        self.search_results_ = table
-        self.search_path_ = paths
-        self.search_stop_reason_ = reasons[0] if binary else reasons
-        self.model_weights_ = models[0].weights if binary else [m.weights for m in models]
-        self.diagnostics_ = list(models[0].diagnostics) if binary else [
-            f"class {self.classes_[k]!r} vs rest: {finding}" for k, m in zip(positives, models) for finding in m.diagnostics]
+        self._set_fitted_attributes(models, outcomes, positives, criterion, likelihood)
         warn_about_degenerate_optimum(self.diagnostics_)
         return self
 
-    def _search_binary(self, X, y, criterion, likelihood, grammar, summary, seed):
-        # a grammar of one structure (the report's refits) fits that structure as it is
-        searching = not getattr(grammar, "single_structure", False)
-        fitter = LaplaceCandidateFitter(
-            summary=summary,
-            criterion=criterion,
-            likelihood=likelihood,
-            mean_init=likelihood.latent_of_probability(float(np.mean(y > 0))),
-            n_restarts=self.n_restarts,
-            max_optimize_samples=self.max_optimize_samples,
-            # (evidence criteria need no model: the factory would carry the data with every candidate)
-            make_estimator=None if getattr(criterion, "evidence_only", False) else _BinaryModelFactory(
-                X, y, likelihood, summary),
-            reject_degenerate=searching,
-        )
-        # the constant latent function (the base rate) is always a candidate: labels may carry no structure
-        extra_initial = (Base("C"),) if searching else ()
-        if searching and self._searches_a_subset(X.shape[0], criterion):
-            result, final, rows = self._search_subset_then_refit(fitter, X, y, grammar, criterion, seed,
-                                                                 extra_initial)
-            X, y = X[rows], y[rows]
-            best = final.best
-        else:
-            result = final = self._search(fitter, X, y, grammar, criterion, seed, extra_initial=extra_initial)
-            best = result.best
-            full = dataclasses.replace(fitter, max_optimize_samples=None)
-            if self.max_optimize_samples is not None and X.shape[0] > self.max_optimize_samples:
-                best = self._refit_on_all_rows(full, best, X, y, seed)
-            if searching and self.baseline_models:
-                best = self._compare_with_baselines(full, grammar, best, result, X, y, seed)
-        model = self._binary_model(best, likelihood, X, y, summary)
-        model.criterion_value = best.criterion
-        model.diagnostics = best.diagnostics
-        # (records fitted on different rows have incomparable criteria: average the final ones)
-        chosen, model.weights = averaged_records(final, self.model_averaging)
-        model.mixture = [model.posterior] + [
-            self._binary_model(r, likelihood, X, y, summary).posterior for r in chosen[1:]
-        ]
-        return model, result
+    def _set_fitted_attributes(self, models: list[BinaryLaplaceModel], outcomes: list[PipelineResult],
+                               positives: list[int], criterion, likelihood) -> None:
+        """The fitted attributes of the binary problems' models: one value each, or an array / list of them."""
+        binary = len(models) == 1
 
-    @staticmethod
-    def _searches_a_subset(n_samples, criterion):
-        # (a callable or cross-validated criterion scores a model on all the rows it is given)
-        return n_samples > SEARCH_ROWS and getattr(criterion, "evidence_only", False)
+        def per_problem(values, as_array=False):
+            return values[0] if binary else (np.array(values) if as_array else list(values))
 
-    def _search_subset_then_refit(self, fitter, X, y, grammar, criterion, seed, extra_initial):
-        """The search on ``SEARCH_ROWS`` stratified rows, then successive halving of its best structures.
-
-        The baselines (``baseline_models``) are fitted on the search's rows
-        and compete for the ``FIRST_FINALISTS`` places. Each rung refits the
-        finalists' hyperparameters on all its rows (5 times as many as the
-        rung before, at most ``POSTERIOR_ROWS``) from their fitted values.
-        Returns the search's result (with the baselines' and refits' records
-        appended), a result of the last rung's records, best first, and the
-        rows they were fitted on. If every refit fails, the search's best on
-        the search's rows is kept, and the stop reason says so.
-        """
-        order = _stratified_order(y, np.random.default_rng(seed))
-        subset = np.sort(order[:SEARCH_ROWS])
-        X_search, y_search = X[subset], y[subset]
-        # the search's starts and lengthscale floors follow the spacing of the rows it sees (the floors of
-        # all rows are lower: the refits start inside their bounds); discrete columns stay those of all rows
-        searcher = dataclasses.replace(fitter, summary=self._data_summary(
-            X_search, discrete_mask=~fitter.summary.spacing_floored))
-        result = self._search(searcher, X_search, y_search, grammar, criterion, seed, extra_initial=extra_initial)
-        if self.baseline_models:
-            self._compare_with_baselines(searcher, grammar, result.best, result, X_search, y_search, seed,
-                                         note="baseline, fitted on the search's rows")
-        searched = list(result.records)
-        full = dataclasses.replace(fitter, max_optimize_samples=None, n_restarts=0, reject_degenerate=False)
-
-        def refit(record, rows):
-            refitted = full(record.structure, X[rows], y[rows], candidate_seed(seed, record.structure),
-                            warm_state=record.warm_state)
-            return as_finalist(refitted, record, rows.size)
-
-        rungs = [(np.sort(order[:size]), refit) for size in halving_sizes(SEARCH_ROWS, min(X.shape[0], POSTERIOR_ROWS))]
-        last = refit_search_finalists(result, rungs, FIRST_FINALISTS, n_jobs=self.n_jobs, progress=self._progress())
-        if last:
-            return result, SearchResult(records=last, best_index=0), rungs[-1][0]
-        result.stop_reason += f"; every finalist failed to fit on more rows, the model uses the search's {subset.size}"
-        return result, SearchResult(records=finalists(searched, 1), best_index=0), subset
-
-    @staticmethod
-    def _compare_with_baselines(fitter, grammar, best: CandidateRecord, result: SearchResult, X, y, seed,
-                                note="baseline, fitted on all rows after the search"):
-        """The best of the chosen record and the standard models fitted on all rows (see ``baseline_models``).
-
-        The baselines' records join ``result.records`` (depth 1, no parent).
-        """
-        standard = getattr(grammar, "standard_structures", None)
-        if standard is None:
-            return best
-        for structure in standard(X.shape[1]):
-            if structure == best.structure:
-                continue  # already the chosen one, fitted on all rows
-            record = fitter(structure, X, y, candidate_seed(seed, structure))
-            record.depth, record.parent = 1, None
-            record.message = record.message or note
-            result.records.append(record)
-            if record.ok and record.criterion > best.criterion:
-                best = record
-        return best
-
-    @staticmethod
-    def _refit_on_all_rows(fitter, record, X, y, seed):
-        """The chosen structure's hyperparameters optimised on all the rows, from its subset optimum.
-
-        A subset of a few hundred rows ranks structures well but leaves
-        their hyperparameters short of the full data's optimum (on the
-        449-row Wisconsin breast-cancer data, 404 training rows per fold, an
-        ARD model optimised on 300 of them made 6.5 % test error over 10
-        folds, on all of them 4.7 %). The refit record replaces the search's
-        when it is at least as good on all the data.
-        """
-        full = dataclasses.replace(fitter, n_restarts=0, reject_degenerate=False)
-        refit = full(record.structure, X, y, seed, warm_state=record.warm_state)
-        if not refit.ok or not refit.log_marginal_likelihood >= record.log_marginal_likelihood:
-            return record
-        # the search's bookkeeping (depth, parent, seed) stays that of the chosen candidate
-        return dataclasses.replace(record, **{key: getattr(refit, key) for key in (
-            "structure", "theta", "warm_state", "latent_start", "log_marginal_likelihood", "criterion")})
-
-    @staticmethod
-    def _binary_model(record: CandidateRecord, likelihood, X, y, summary):
-        p = record.theta.size - 1 - likelihood.n_params
-        kernel = to_kernel(record.structure, summary=summary)
-        kernel.theta = record.theta[:p]
-        mean, lik_theta = float(record.theta[p]), record.theta[p + 1 :]
-        with single_threaded_blas():
-            posterior = LaplacePosterior(kernel, mean, likelihood, lik_theta, X, y, a0=record.latent_start)
-        model = _BinaryModel(record.structure, kernel, mean, likelihood, lik_theta, posterior, X, y, summary)
-        model.n_hyperparameters_ = record.n_hyperparameters
-        return model
-
-    def _data_summary(self, X, discrete_mask=None):
-        # no lengthscale below the spacing of a column's values: on a continuous column such an SE
-        # separates every pair of points and acts as white noise, a latent value per training point
-        mask = self._discrete_mask(X) if discrete_mask is None else discrete_mask
-        return DataSummary.from_data(X, discrete_features=mask, spacing_floor=True)
-
-    def _discrete_mask(self, X):
-        n_features = X.shape[1]
-        option = self.discrete_features
-        if isinstance(option, str):
-            return discrete_columns(X)
-        if isinstance(option, (bool, np.bool_)):
-            return np.full(n_features, bool(option))
-        option = np.asarray(option)
-        if option.dtype == bool:
-            if option.shape != (n_features,):
-                raise ValueError(f"discrete_features as a mask needs {n_features} entries, got {option.shape}.")
-            return option
-        mask = np.zeros(n_features, dtype=bool)
-        for c in option.ravel():
-            if not (isinstance(c, numbers.Integral) or np.issubdtype(type(c), np.integer)) or not 0 <= c < n_features:
-                raise ValueError(f"discrete_features lists column {c!r}; columns are 0..{n_features - 1}.")
-            mask[int(c)] = True
-        return mask
+        self.structure_ = per_problem([m.structure_ for m in models])
+        self.kernel_ = per_problem([m.kernel_ for m in models])
+        self.latent_mean_ = per_problem([m.latent_mean_ for m in models], as_array=True)
+        if likelihood.n_params:
+            self.outlier_rate_ = per_problem([m.likelihood_params_["outlier_rate"] for m in models], as_array=True)
+        self.best_score_ = criterion.combine([m.criterion_value for m in models])
+        self.log_marginal_likelihood_value_ = float(sum(m.log_marginal_likelihood_value_ for m in models))
+        self.n_hyperparameters_ = int(sum(m.n_hyperparameters_ for m in models))
+        table, paths = {"class": []}, []
+        for k, outcome in zip(positives, outcomes):
+            part = outcome.search.table()
+            table["class"] += [self.classes_[k]] * len(outcome.search.records)
+            for key, values in part.items():
+                table.setdefault(key, []).extend(values)
+            paths += [{"class": self.classes_[k], **level} for level in outcome.search.levels]
+        self.search_results_ = table
+        self.search_path_ = paths
+        self.search_stop_reason_ = per_problem([o.search.stop_reason for o in outcomes])
+        self.model_weights_ = per_problem([m.weights for m in models])
+        self.diagnostics_ = list(models[0].diagnostics) if binary else [
+            f"class {self.classes_[k]!r} vs rest: {finding}" for k, m in zip(positives, models)
+            for finding in m.diagnostics]
 
     def _explanation_view(self) -> ClassificationView:
         """What :mod:`skgpsearch.inspection` reads from this model (see :class:`~skgpsearch.inspection.ClassificationView`)."""
@@ -483,7 +324,7 @@ class CompositionalGPClassifier(StructureSearchMixin, ClassifierMixin, BaseEstim
     def _binary_probabilities(self, X):
         check_is_fitted(self)
         X = validate_data(self, X, reset=False, dtype=np.float64)
-        return np.column_stack([_averaged_probability(m, X) for m in self._binary_models])
+        return np.column_stack([averaged_probability(m, X) for m in self._binary_models])
 
     def predict_proba(self, X: ArrayLike) -> np.ndarray:
         """Class probabilities (columns in the order of ``classes_``).
@@ -521,7 +362,7 @@ class CompositionalGPClassifier(StructureSearchMixin, ClassifierMixin, BaseEstim
         """
         check_is_fitted(self)
         X = validate_data(self, X, reset=False, dtype=np.float64)
-        scores = np.column_stack([_averaged_log_odds(m, X) for m in self._binary_models])
+        scores = np.column_stack([averaged_log_odds(m, X) for m in self._binary_models])
         return scores[:, 0] if scores.shape[1] == 1 else scores
 
     # -- explanation ----------------------------------------------------------------
@@ -557,7 +398,7 @@ class CompositionalGPClassifier(StructureSearchMixin, ClassifierMixin, BaseEstim
         X = validate_data(self, X, reset=False, dtype=np.float64)
         means, sds = [], []
         for m in self._binary_models:
-            mean, var = m.posterior.predict_latent(X, return_var=True)
+            mean, var = m.predict_latent(X, return_var=True)
             means.append(mean)
             sds.append(np.sqrt(var))
         mean, sd = np.column_stack(means), np.column_stack(sds)
@@ -588,15 +429,6 @@ class CompositionalGPClassifier(StructureSearchMixin, ClassifierMixin, BaseEstim
         return tags
 
 
-def _stratified_order(y, rng):
-    """A permutation of the rows whose every prefix has about the class proportions of ``y``."""
-    keys = np.empty(y.shape[0])
-    for label in np.unique(y):
-        rows = np.flatnonzero(y == label)
-        keys[rows] = (rng.permutation(rows.size) + rng.uniform(size=rows.size)) / rows.size
-    return np.argsort(keys, kind="stable")
-
-
 def _validate_training_data(estimator, X, y):
     """validate_data with a clear message for non-numeric features."""
     try:
@@ -609,96 +441,3 @@ def _validate_training_data(estimator, X, y):
             ) from exc
         raise
     return X.copy(), y
-
-
-def _averaged_probability(model, X):
-    """p(y = +1 | x) of a binary model: the weighted average over its mixture, if any."""
-    mixture = getattr(model, "mixture", None)
-    if not mixture or len(mixture) == 1:
-        return model.posterior.predict_proba(X)
-    return sum(w * posterior.predict_proba(X) for w, posterior in zip(model.weights, mixture))
-
-
-def _averaged_log_odds(model, X):
-    """Predictive log-odds of a binary model (of its averaged probability with a mixture)."""
-    mixture = getattr(model, "mixture", None)
-    if not mixture or len(mixture) == 1:
-        return model.posterior.predict_log_odds(X)
-    p = np.clip(_averaged_probability(model, X), 1e-300, 1.0)
-    q = np.clip(1.0 - p, 1e-300, 1.0)
-    return np.log(p) - np.log(q)
-
-
-class _BinaryModel:
-    """A fitted binary Laplace GP classifier: what criteria and predictions use.
-
-    Labels are in {−1, +1}; it exposes the interface the criteria need
-    (``log_marginal_likelihood_on``, ``n_hyperparameters_``, ``structure_``,
-    ``_fitted_objective``, ``_prior_moments``, ``_conditioned``).
-    """
-
-    def __init__(self, structure, kernel, mean, likelihood, lik_theta, posterior, X, y, summary):
-        self.structure_ = structure
-        self.kernel_ = kernel
-        self.latent_mean_ = float(mean)
-        self.likelihood = likelihood
-        self.lik_theta = np.asarray(lik_theta, dtype=float)
-        self.likelihood_params_ = likelihood.describe(self.lik_theta)
-        self.posterior = posterior
-        self.X_train_, self.y_train_ = X, y
-        self._summary = summary
-        self.log_marginal_likelihood_value_ = posterior.log_marginal_likelihood
-        self.n_hyperparameters_ = kernel.n_dims + 1 + likelihood.n_params
-
-    @property
-    def theta(self):
-        return np.concatenate([self.kernel_.theta, [self.latent_mean_], self.lik_theta])
-
-    def _is_training_data(self, X, y):
-        return X.shape == self.X_train_.shape and np.array_equal(X, self.X_train_) and np.array_equal(y, self.y_train_)
-
-    def log_marginal_likelihood_on(self, X, y):
-        X, y = np.asarray(X, dtype=float), np.asarray(y, dtype=float)
-        if self._is_training_data(X, y):
-            return self.log_marginal_likelihood_value_
-        with single_threaded_blas():
-            return self._conditioned(X, y).log_marginal_likelihood
-
-    def _conditioned(self, X, y, warm=None):
-        """The posterior of the same hyperparameters conditioned on other data (X, y).
-
-        ``warm``: the rows of the training data that (X, y) are; Newton then
-        starts from the training mode's ∇ log p on those rows (a near-mode
-        start when most rows are kept), instead of from f = m.
-        """
-        a0 = None if warm is None else self.posterior.weights[warm]
-        return LaplacePosterior(self.kernel_, self.latent_mean_, self.likelihood, self.lik_theta, X, y, a0=a0)
-
-    def _fitted_objective(self, X, y):
-        objective = LaplaceObjective(clone(self.kernel_), np.asarray(X, dtype=float), np.asarray(y, dtype=float),
-                                     self.likelihood)
-        return objective, self.theta, 0.0
-
-    def _prior_moments(self, prior):
-        means, sds = prior.kernel_moments(self.structure_, self._summary)
-        sd = prior.standard_deviations()
-        mean_prior = self.likelihood.latent_of_probability(float(np.mean(self.y_train_ > 0)))
-        means = np.append(means, mean_prior)
-        sds = np.append(sds, sd["mean"])
-        if self.likelihood.n_params:
-            means = np.append(means, self.likelihood.default_theta())
-            sds = np.append(sds, [sd["outlier_rate"]] * self.likelihood.n_params)
-        return means, sds
-
-
-class _BinaryModelFactory:
-    """Builds the binary model of a candidate for criteria that need one (picklable)."""
-
-    def __init__(self, X, y, likelihood, summary):
-        self.X, self.y, self.likelihood, self.summary = X, y, likelihood, summary
-
-    def __call__(self, structure, kernel, posterior, fields, lml, k):
-        model = _BinaryModel(structure, kernel, posterior.mean, self.likelihood, posterior.lik_theta, posterior, self.X,
-                             self.y, self.summary)
-        model.n_hyperparameters_ = k
-        return model

@@ -40,9 +40,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ._engine._linalg import NumericalError
-from .grammar._expr import Change, _scale
-from .kernels import change_defaults, default_hyperparameters
+from .._engine._linalg import NumericalError
+from ..grammar._expr import Change, _scale
+from ..kernels import change_defaults, default_hyperparameters
 
 __all__ = [
     "StartHints", "Start", "start_pool", "select_starts", "leaf_options", "lengthscale_scales", "profile_starts",

@@ -7,20 +7,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._candidates import CandidateFitter, CandidateRecord, single_threaded_blas
-from ._engine._linalg import NumericalError
-from ._engine._periodogram import period_candidates
-from ._engine._regression import (
-    SCREEN_FTOL,
-    GPPosterior,
-    RegressionObjective,
-    optimize_hyperparameters,
-    random_starts,
-)
+from .._engine._exact import GPPosterior, RegressionObjective
+from .._engine._linalg import NumericalError
+from .._engine._optimizer import SCREEN_FTOL, optimize_hyperparameters, random_starts
+from .._engine._periodogram import period_candidates
+from ..criteria import HyperPrior
+from ..grammar import Expr
+from ..kernels import DataSummary, default_hyperparameters, to_kernel
+from ._candidate_fitter import CandidateFitter
+from ._models import RegressionModel
+from ._records import CandidateRecord, single_threaded_blas
 from ._starts import StartHints, change_locations, profile_starts, select_raw_and_profiled, start_pool
-from .criteria import HyperPrior
-from .grammar import Expr
-from .kernels import DataSummary, default_hyperparameters, to_kernel
 
 __all__ = ["RegressionCandidateFitter", "regression_start_hints"]
 
@@ -71,11 +68,13 @@ class RegressionCandidateFitter(CandidateFitter):
     def default_noise(self) -> float:
         return 0.1 * self.summary.target_variance
 
-    def start_hints(self, parent: CandidateRecord | None, X, y, period_columns, change_columns=()) -> StartHints:
+    def start_hints(self, parent: CandidateRecord | None, X: np.ndarray, y: np.ndarray, period_columns: list[int],
+                    change_columns: list[int] = ()) -> StartHints:
         """:class:`StartHints` from a fitted parent's record (``None``: the data itself)."""
         return regression_start_hints(parent, X, y, self.summary, period_columns, change_columns)
 
-    def screen(self, expr: Expr, X, y, seed: int, noise_init=None, hints=None) -> float:
+    def screen(self, expr: Expr, X: np.ndarray, y: np.ndarray, seed: int, noise_init: float | None = None,
+               hints: StartHints | None = None) -> float:
         """A cheap score of the candidate, to rank the siblings of a large level.
 
         The log likelihood on a random subset of ``SCREEN_CANDIDATE_ROWS`` rows
@@ -154,9 +153,14 @@ class RegressionCandidateFitter(CandidateFitter):
         noise = math.exp(theta[-1])
         return GPPosterior(kernel, noise, X, y), {"noise_variance": noise, "warm_state": noise}
 
+    def _model(self, structure, kernel, posterior, X, y, lml, k, inducing_inputs=None):
+        return RegressionModel(structure, kernel, posterior, X, y, y_mean=self.y_mean, y_std=self.y_std,
+                               summary=self.summary, noise_bounds=self.noise_bounds, inducing_inputs=inducing_inputs,
+                               log_marginal_likelihood=lml, n_hyperparameters=k)
 
-def regression_start_hints(parent: CandidateRecord | None, X, y, summary: DataSummary, period_columns,
-                           change_columns=()) -> StartHints:
+
+def regression_start_hints(parent: CandidateRecord | None, X: np.ndarray, y: np.ndarray, summary: DataSummary,
+                           period_columns: list[int], change_columns: list[int] = ()) -> StartHints:
     """Start hints of a regression candidate: the parent's residual variance, candidate periods and change locations.
 
     Periods per column come from :func:`period_candidates` applied to the

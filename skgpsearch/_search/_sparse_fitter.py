@@ -7,11 +7,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._engine._regression import RegressionObjective
-from ._engine._sparse import SparseObjective, SparsePosterior
-from ._regression_fitter import SCREEN_SIZE, RegressionCandidateFitter, regression_start_hints
+from .._engine._exact import RegressionObjective
+from .._engine._sparse import SparseObjective, SparsePosterior
+from ..kernels import to_kernel
+from ._exact_fitter import SCREEN_SIZE, RegressionCandidateFitter, regression_start_hints
+from ._records import CandidateRecord
 from ._starts import StartHints
-from .kernels import to_kernel
 
 __all__ = ["SparseCandidateFitter"]
 
@@ -34,7 +35,8 @@ class SparseCandidateFitter(RegressionCandidateFitter):
 
     inducing_inputs: np.ndarray | None = None
 
-    def start_hints(self, parent, X, y, period_columns, change_columns=()) -> StartHints:
+    def start_hints(self, parent: CandidateRecord | None, X: np.ndarray, y: np.ndarray, period_columns: list[int],
+                    change_columns: list[int] = ()) -> StartHints:
         rows = slice(None)
         if X.shape[0] > HINT_ROWS:
             # a regular subsample keeps the sampling regular (the periodogram's resolution)
@@ -61,3 +63,6 @@ class SparseCandidateFitter(RegressionCandidateFitter):
         noise = math.exp(theta[-1])
         return SparsePosterior(kernel, noise, X, y, self.inducing_inputs), {"noise_variance": noise,
                                                                             "warm_state": noise}
+
+    def _model(self, structure, kernel, posterior, X, y, lml, k, inducing_inputs=None):
+        return super()._model(structure, kernel, posterior, X, y, lml, k, inducing_inputs=self.inducing_inputs)

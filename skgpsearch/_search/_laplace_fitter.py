@@ -11,15 +11,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._candidates import DEGENERATE, CandidateFitter, CandidateRecord, single_threaded_blas
+from .._engine._laplace import LAPLACE_FTOL, LaplaceObjective, LaplacePosterior
+from .._engine._likelihoods import OUTLIER_CLIP, Likelihood
+from .._engine._optimizer import optimize_hyperparameters, random_starts
+from ..grammar import Expr
+from ..kernels import DataSummary, to_kernel
+from ._candidate_fitter import CandidateFitter
 from ._diagnostics import WHITE_NOISE_CORRELATION, white_noise_term
-from ._engine._classification import LAPLACE_FTOL, LaplaceObjective, LaplacePosterior
-from ._engine._likelihoods import OUTLIER_CLIP, Likelihood
-from ._engine._regression import optimize_hyperparameters, random_starts
-from ._regression_fitter import REFINE_MARGIN, SCREEN_CANDIDATE_MAXITER, SCREEN_MAXITER, regression_start_hints
+from ._exact_fitter import REFINE_MARGIN, SCREEN_CANDIDATE_MAXITER, SCREEN_MAXITER, regression_start_hints
+from ._models import BinaryLaplaceModel, RegressionModel
+from ._records import DEGENERATE, CandidateRecord, single_threaded_blas
 from ._starts import StartHints, evaluate_starts, select_starts, start_pool
-from .grammar import Expr
-from .kernels import to_kernel
 
 __all__ = ["LaplaceCandidateFitter"]
 
@@ -47,7 +49,8 @@ class LaplaceCandidateFitter(CandidateFitter):
     #: Record white-noise optima as "degenerate" (see :func:`degenerate_reason`); off for a refit of one structure.
     reject_degenerate: bool = True
 
-    def start_hints(self, parent: CandidateRecord | None, X, y, period_columns, change_columns=()) -> StartHints:
+    def start_hints(self, parent: CandidateRecord | None, X: np.ndarray, y: np.ndarray, period_columns: list[int],
+                    change_columns: list[int] = ()) -> StartHints:
         """Classification: none (labels carry no usable spectrum). Regression: periods and change
         locations from the clipped targets (the parent has no Gaussian residuals to use)."""
         if self.likelihood.binary:
@@ -55,7 +58,8 @@ class LaplaceCandidateFitter(CandidateFitter):
         return regression_start_hints(None, X, np.clip(y, -OUTLIER_CLIP, OUTLIER_CLIP), self.summary, period_columns,
                                       change_columns)
 
-    def screen(self, expr: Expr, X, y, seed: int, warm_state=None, hints=None) -> float:
+    def screen(self, expr: Expr, X: np.ndarray, y: np.ndarray, seed: int, warm_state: np.ndarray | None = None,
+               hints: StartHints | None = None) -> float:
         """A cheap score of the candidate, to rank the siblings of a large level.
 
         The Laplace log evidence on a stratified random subset of
@@ -142,6 +146,16 @@ class LaplaceCandidateFitter(CandidateFitter):
         # latent_start: the Newton start that reproduces this mode when the model is rebuilt
         return posterior, {"warm_state": theta[p:].copy(), "latent_start": posterior.mode.a}
 
+    def _model(self, structure, kernel, posterior, X, y, lml, k):
+        if self.likelihood.binary:
+            model = BinaryLaplaceModel(structure, kernel, posterior.mean, self.likelihood, posterior.lik_theta,
+                                       posterior, X, y, self.summary)
+            model.n_hyperparameters_ = k
+            return model
+        return RegressionModel(structure, kernel, posterior, X, y, y_mean=self.y_mean, y_std=self.y_std,
+                               summary=self.summary, noise_bounds=(0.0, np.inf), inducing_inputs=None,
+                               log_marginal_likelihood=lml, n_hyperparameters=k)
+
     def _criterion_data(self, view, X, y):
         # binary problems are scored on their {−1, +1} labels; regression on the targets as the user gave them
         return (X, y) if self.likelihood.binary else super()._criterion_data(view, X, y)
@@ -153,7 +167,7 @@ class LaplaceCandidateFitter(CandidateFitter):
                 record.fail(DEGENERATE, reason)
 
 
-def degenerate_reason(expr, X, summary):
+def degenerate_reason(expr: Expr, X: np.ndarray, summary: DataSummary) -> str | None:
     """Why a fitted classification structure is a degenerate (white-noise) optimum, or None.
 
     Two forms: a stationary kernel on continuous columns whose lengthscale ended

@@ -1,34 +1,32 @@
-"""One candidate structure fitted in a search worker: its record and the fitters' shared skeleton.
+"""What the search knows about one candidate: its record, its seed, and how a failed fit is recorded.
 
-A candidate fitter turns a structure (carrying its parent's fitted values for
-the warm start) into a :class:`CandidateRecord` -- fitted structure,
+A candidate fitter (:mod:`skgpsearch._search._candidate_fitter`) turns a
+structure into a :class:`CandidateRecord` -- fitted structure,
 hyperparameters, scores, status -- never into a fitted model, so that records
-are small to send back from worker processes. :class:`CandidateFitter` is
-the skeleton every engine's fitter follows (rows, starts, optimisation,
-posterior, criterion); the engines fill in its steps.
+are small to send back from worker processes.
 """
 
 from __future__ import annotations
 
-import math
 import threading
 import time
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from ._diagnostics import diagnose
-from ._engine._linalg import NumericalError
-from ._engine._regression import optimize_hyperparameters
-from .grammar import Expr
-from .kernels import DataSummary, from_kernel, to_kernel
+from .._engine._linalg import NumericalError
+from ..criteria import SelectionCriterion
+from ..grammar import Expr
 
 __all__ = [
-    "CandidateFitter",
+    "DEGENERATE",
+    "FAILED",
+    "OK",
+    "SCREENED_OUT",
     "CandidateRecord",
     "NUMERICAL_FAILURES",
     "candidate_seed",
@@ -154,7 +152,7 @@ def single_threaded_blas():
                 _BLAS_STATE["limiter"] = None
 
 
-def criterion_value(criterion: Callable, estimator: Any, X: np.ndarray, y: np.ndarray) -> float:
+def criterion_value(criterion: SelectionCriterion, estimator: Any, X: np.ndarray, y: np.ndarray) -> float:
     """``float(criterion(estimator, X, y))``.
 
     A numerical failure (:class:`NumericalError`, ``LinAlgError``) fails the
@@ -173,8 +171,7 @@ def criterion_value(criterion: Callable, estimator: Any, X: np.ndarray, y: np.nd
         except AttributeError:  # an exception class with __slots__
             pass
         if hasattr(exc, "add_note"):  # Python >= 3.11
-            name = getattr(criterion, "name", None) or getattr(criterion, "__name__", None) or type(criterion).__name__
-            exc.add_note(f"(raised by the criterion {name} while scoring a candidate structure)")
+            exc.add_note(f"(raised by the criterion {criterion.display_name} while scoring a candidate structure)")
         raise
 
 
@@ -201,111 +198,3 @@ def run_candidate(fit: Callable[[], CandidateRecord], expr: Expr, seed: int, n_h
 def candidate_seed(base_seed: int, expr: Expr) -> int:
     """Seed of one candidate: a function of the search seed and the structure only."""
     return (base_seed + zlib.crc32(str(expr).encode())) % (2**32)
-
-
-@dataclass
-class CandidateFitter:
-    """The skeleton of fitting one candidate structure; engines fill in the steps.
-
-    :meth:`__call__` runs, for a structure: the rows to optimise on (all, or a
-    random subset of ``max_optimize_samples``), the objective and its cheap
-    screening copy (:meth:`_objectives`), the starts (:meth:`_starts`), the
-    multi-start optimisation, the posterior on all the rows at the optimum
-    (:meth:`_posterior`), and the criterion: from the evidence alone when the
-    criterion allows it, else called with the fitted model that
-    ``make_estimator`` builds. A numerical failure anywhere fails this
-    candidate only (:func:`run_candidate`).
-
-    Subclasses are picklable dataclasses: they run in joblib workers.
-    """
-
-    summary: DataSummary
-    criterion: Callable
-    n_restarts: int = 2
-    maxiter: int = 200
-    max_optimize_samples: int | None = None
-    #: (fitted structure, kernel, posterior, record fields, lml, k) -> fitted model for callable criteria.
-    make_estimator: Callable | None = None
-    #: Scale of the targets: the log evidence of the original targets gets −n log y_std.
-    y_std: float = 1.0
-
-    # -- the steps an engine provides ----------------------------------------------------
-    def _n_parameters(self, expr: Expr) -> int:
-        """Free parameters of a structure (for a failed record)."""
-        raise NotImplementedError
-
-    def _subset(self, y: np.ndarray, size: int, rng: np.random.Generator) -> np.ndarray:
-        """Sorted rows of a random subset of ``size`` rows."""
-        return np.sort(rng.choice(y.shape[0], size=min(size, y.shape[0]), replace=False))
-
-    def _own_hints(self, expr: Expr, X: np.ndarray, y: np.ndarray, hints):
-        """Start hints of a structure fitted without a search's hints (``hints`` is None)."""
-        return hints
-
-    def _objectives(self, expr, kernel, X, y, rng):
-        """(objective on the optimisation rows, its screening copy on a subset or None)."""
-        raise NotImplementedError
-
-    def _starts(self, expr, kernel, objective, screen, hints, warm_state, rng) -> list:
-        """Parameter vectors the optimiser starts from."""
-        raise NotImplementedError
-
-    def _optimizer_options(self, screen) -> dict:
-        raise NotImplementedError
-
-    def _posterior(self, kernel, theta, X, y, objective, on_all_rows: bool):
-        """The posterior on all the rows at ``theta`` (kernel already set), and the record's engine fields."""
-        raise NotImplementedError
-
-    def _criterion_data(self, view, X, y):
-        """The (X, y) a callable criterion scores the candidate's model on."""
-        return view.X_train_, view.y_train_
-
-    def _noise(self, fields: dict) -> tuple[float, tuple[float, float]] | None:
-        """The fitted Gaussian noise variance and its bounds (from the posterior's fields), or None."""
-        return None
-
-    def _check_fitted(self, record: CandidateRecord, X: np.ndarray) -> None:
-        """Reject a fitted record the engine cannot use (see :meth:`CandidateRecord.fail`)."""
-
-    # -- the skeleton ---------------------------------------------------------------------
-    def __call__(self, expr: Expr, X: np.ndarray, y: np.ndarray, seed: int, warm_state=None,
-                 hints=None) -> CandidateRecord:
-        return run_candidate(lambda: self._fit(expr, X, y, seed, warm_state, hints), expr, seed,
-                             self._n_parameters(expr))
-
-    def _fit(self, expr, X, y, seed, warm_state, hints):
-        rng = np.random.default_rng(seed)
-        n = X.shape[0]
-        kernel = to_kernel(expr, summary=self.summary)
-        X_opt, y_opt = X, y
-        if self.max_optimize_samples is not None and n > self.max_optimize_samples:
-            rows = self._subset(y, self.max_optimize_samples, rng)
-            X_opt, y_opt = X[rows], y[rows]
-        hints = self._own_hints(expr, X, y, hints)
-        objective, screen = self._objectives(expr, kernel, X_opt, y_opt, rng)
-        starts = self._starts(expr, kernel, objective, screen, hints, warm_state, rng)
-        theta, _, failures = optimize_hyperparameters(objective, starts, self.maxiter, **self._optimizer_options(screen))
-        if theta is None:
-            raise NumericalError("; ".join(dict.fromkeys(failures)) or "no start could be optimised")
-        kernel.theta = theta[: kernel.n_dims]
-        posterior, fields = self._posterior(kernel, theta, X, y, objective, X_opt is X)
-        # log p(y) of the original targets: the normalisation's Jacobian is -n log(y_std)
-        lml = posterior.log_marginal_likelihood - n * math.log(self.y_std)
-        fitted = from_kernel(kernel, n_features=X.shape[1])
-        k = theta.size
-        if getattr(self.criterion, "evidence_only", False):
-            score = self.criterion.from_evidence(lml, k, n, fitted)
-        else:
-            view = self.make_estimator(fitted, kernel, posterior, fields, lml, k)
-            score = criterion_value(self.criterion, view, *self._criterion_data(view, X, y))
-        record = CandidateRecord(
-            fitted, theta=theta, log_marginal_likelihood=lml, criterion=score, n_hyperparameters=k,
-            n_evaluations=objective.n_evaluations + (0 if screen is None else screen.n_evaluations), **fields,
-        )
-        if not np.isfinite(score):
-            record.fail(FAILED, f"criterion value {score}")
-        else:
-            record.diagnostics = diagnose(kernel, X, self._noise(fields))
-            self._check_fitted(record, X)
-        return record

@@ -1,0 +1,147 @@
+"""Hyperparameter optimisation shared by every engine: L-BFGS-B from several starts, random starts.
+
+Objectives are callables ``objective(theta, eval_gradient=False)`` returning
+the value to maximise (and its gradient), with ``bounds`` (an (p, 2) array of
+log-space bounds) and ``n_evaluations``; a singular point raises
+:class:`~skgpsearch._engine._linalg.NumericalError`.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+from scipy.optimize import minimize
+
+from ._linalg import NumericalError
+
+__all__ = ["FTOL", "SCREEN_FTOL", "amplitude_indices", "optimize_hyperparameters", "random_starts"]
+
+#: L-BFGS-B stops when the relative change of the objective falls below this
+#: (1e-9 of a log likelihood of a few hundred nats is ~1e-7 nats).
+FTOL = 2.2e-9
+#: Tolerance of the screening runs of multi-fidelity restarts (they only rank starts).
+SCREEN_FTOL = 1e-6
+
+
+
+def _hyperparameter_names(kernel):
+    names = []
+    for hp in kernel.hyperparameters:
+        if not hp.fixed:
+            names += [hp.name] * hp.n_elements
+    return names + ["noise_variance"]
+
+
+def amplitude_indices(kernel):
+    """Positions in ``kernel.theta`` of the amplitudes (variances) of the kernel's terms."""
+    return [j for j, name in enumerate(_hyperparameter_names(kernel)[:-1]) if name.endswith("variance")]
+
+
+def random_starts(kernel, theta0, bounds, n_starts, rng, with_noise=True):
+    """Random starting points inside the bounds.
+
+    Amplitudes and the noise variance are drawn log-uniformly within a factor
+    of 10 of their initial value (their data-aware bounds are much wider than
+    any useful start); every other hyperparameter log-uniformly (the LIN
+    offset uniformly) over its whole bounds. Without ``with_noise``,
+    ``theta0`` and ``bounds`` cover the kernel hyperparameters only.
+    """
+    names = _hyperparameter_names(kernel)
+    if not with_noise:
+        names = names[:-1]
+    starts = []
+    for _ in range(n_starts):
+        theta = np.empty_like(theta0)
+        for j, name in enumerate(names):
+            low, high = bounds[j]
+            if name.endswith("variance"):
+                low, high = max(low, theta0[j] - math.log(10.0)), min(high, theta0[j] + math.log(10.0))
+            theta[j] = rng.uniform(low, high)
+        starts.append(theta)
+    return starts
+
+
+def optimize_hyperparameters(
+    objective, starts, maxiter=200, screen_objective=None, n_refine=1, ftol=FTOL, screen_maxiter=None,
+    refine_margin=np.inf,
+):
+    """Maximise the objective with L-BFGS-B in theta space from several starts.
+
+    Multi-fidelity restarts (successive halving), when there are more than
+    ``n_refine`` starts and either ``screen_objective`` or ``screen_maxiter``
+    is given: every start is first optimised cheaply -- on
+    ``screen_objective`` (the same model on a random subset of the data) to a
+    loose tolerance, or on the objective itself for at most ``screen_maxiter``
+    iterations -- the starts are ranked by the full objective at the point
+    reached, and only the ``n_refine`` best are optimised to convergence on
+    all the data, from where their screening run ended (the runners-up only
+    if they are within ``refine_margin`` of the best). Otherwise every start
+    is optimised on all the data.
+
+    ``ftol`` is L-BFGS-B's relative tolerance of the full-data runs.
+
+    Returns
+    -------
+    best_theta, best_value : ndarray, float
+        The optimum reached (``None, -inf`` if every start failed).
+    failures : list of str
+        Why starts failed.
+    """
+    failures = []
+    starts = [np.clip(np.asarray(t, dtype=float), objective.bounds[:, 0], objective.bounds[:, 1]) for t in starts]
+    if len(starts) > n_refine and (screen_objective is not None or screen_maxiter is not None):
+        screened = []
+        target = objective if screen_objective is None else screen_objective
+        for theta0 in starts:
+            # the screen only ranks the starts: a loose tolerance is enough
+            theta, value = _lbfgsb(target, theta0, screen_maxiter or maxiter, failures, ftol=SCREEN_FTOL)
+            if theta is None:
+                continue
+            if screen_objective is not None:
+                try:
+                    value = objective(theta)
+                except NumericalError as exc:
+                    failures.append(f"screened optimum not positive definite on all data: {exc}")
+                    continue
+            screened.append((value, theta))
+        screened.sort(key=lambda item: -item[0])
+        starts = [theta for value, theta in screened[:n_refine] if value >= screened[0][0] - refine_margin]
+    best_theta, best_value = None, -np.inf
+    for theta0 in starts:
+        theta, value = _lbfgsb(objective, theta0, maxiter, failures, ftol=ftol)
+        if theta is not None and value > best_value:
+            best_theta, best_value = theta, value
+    return best_theta, best_value, failures
+
+
+def _lbfgsb(objective, theta0, maxiter, failures, ftol=None):
+    """One L-BFGS-B run; (None, -inf) and a recorded failure if the start is singular."""
+    try:
+        objective(theta0)
+    except NumericalError as exc:
+        failures.append(f"start not positive definite: {exc}")
+        return None, -np.inf
+
+    def negative(theta):
+        try:
+            value, grad = objective(theta, eval_gradient=True)
+        except NumericalError:
+            # Steer the line search away from singular regions without aborting.
+            return 1e25, np.zeros_like(theta)
+        if not (np.isfinite(value) and np.all(np.isfinite(grad))):
+            return 1e25, np.zeros_like(theta)
+        return -value, -grad
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        result = minimize(
+            negative, theta0, jac=True, method="L-BFGS-B", bounds=objective.bounds,
+            options={"maxiter": maxiter, "ftol": FTOL if ftol is None else ftol, "maxcor": 20},
+        )
+    value = -float(result.fun)
+    if not value > -1e24:
+        failures.append("the optimiser found no positive-definite point")
+        return None, -np.inf
+    return np.asarray(result.x, dtype=float), value

@@ -1,0 +1,525 @@
+"""CompositionalGPRegressor: GP regression whose kernel structure is searched."""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike
+from sklearn.base import BaseEstimator, RegressorMixin, clone
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from .._search import (
+    RegressionModel,
+    RegressionModelFitter,
+    RegressionOptions,
+    regression_mixture_moments,
+    warn_about_degenerate_optimum,
+    warn_about_outliers,
+)
+from ..criteria import get_criterion
+from ..inspection import Decomposition, RegressionView, decompose, describe
+from ._base import StructureSearchMixin
+
+__all__ = ["CompositionalGPRegressor"]
+
+
+class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimator):
+    """Gaussian-process regression with a searched kernel structure.
+
+    ``fit`` searches sums and products of base kernels over a grammar, fits
+    the hyperparameters of every candidate structure by maximising the log
+    marginal likelihood (L-BFGS-B from a warm start, data-driven and random
+    starts), scores each with a model-selection criterion, and keeps the best.
+    The Gaussian noise variance is fitted with every candidate.
+
+    Parameters
+    ----------
+    base_kernels : sequence of str or sklearn kernels, default=("SE", "RQ", "PER", "LIN")
+        Base kernels of the grammar, by catalogue name (``SE``, ``RQ``,
+        ``PER``, ``LIN``, ``M12``, ``M32``, ``M52``, ``C``, ``WN``) or as
+        scikit-learn kernels with a catalogue counterpart (``RBF``,
+        ``Matern`` with nu in {0.5, 1.5, 2.5}, ``RationalQuadratic``,
+        ``ExpSineSquared``, ``ConstantKernel``, ``WhiteKernel``). Each is
+        tried on every input column. Ignored when ``grammar`` is a
+        :class:`~skgpsearch.grammar.Grammar` instance.
+    grammar : {"compositional", "sum_of_products"} or Grammar, default="compositional"
+        Expansion operators: the compositional grammar of Duvenaud et al.
+        (2013) or the sum-of-products grammar.
+    criterion : str or callable, default="bic"
+        Model-selection criterion, greater is better: a name from
+        :func:`skgpsearch.criteria.criterion_names` (``"bic"``, ``"aic"``,
+        ``"lml"``) or a callable ``(estimator, X, y) -> float`` called with
+        each fitted candidate and the training data.
+    max_depth : int or None, default=None
+        Largest number of expansion steps (depth 1 = single base kernels).
+        ``None``: a limit that grows with the data's columns -- 3 for one
+        column, one more per further column, at most 10 -- so that data with
+        many relevant columns are not cut short (each depth adds one base
+        kernel, so a depth-3 search uses at most three columns). The search
+        also stops as soon as a depth does not improve the criterion.
+    max_fits_per_depth : int or None, default=32
+        Levels with more candidates than this (many columns, deep
+        structures) are screened: every candidate gets a cheap score (a short
+        fit on a subset of the rows) and only the most promising are fitted
+        fully; the others appear in ``search_results_`` with status
+        ``"screened out"``. ``None`` fits every candidate.
+    search : {"greedy", "beam"}, default="greedy"
+        Greedy keeps the best structure of each depth; beam keeps ``beam_width``.
+    beam_width : int, default=2
+        Structures kept per depth by the beam search.
+    objective : {"lml", "map", "loo"}, default="lml"
+        What the hyperparameters of each candidate maximise: the log marginal
+        likelihood, the log marginal likelihood plus the log hyperprior
+        (:class:`~skgpsearch.criteria.HyperPrior` defaults), or the closed-form
+        leave-one-out log predictive density (Rasmussen & Williams §5.4.2).
+    n_restarts : int, default=2
+        Random restarts of the hyperparameter optimisation per candidate, on
+        top of the structured starts (the parent's optimum with the new term
+        taking over shares of the residual variance, lengthscales at several
+        scales, periods from the periodogram; see the user guide).
+    normalize_y : bool, default=True
+        Centre and scale the targets before fitting (predictions are mapped back).
+    max_optimize_samples : int, default=None
+        When set and the data has more rows, hyperparameters are optimised on
+        a random subset of this size; the criterion uses all the data.
+    max_candidates : int, default=None
+        Budget of candidate fits; the search stops with the best found so far.
+    time_budget : float, default=None
+        Budget in seconds, checked after every candidate.
+    n_jobs : int, default=None
+        Candidates fitted in parallel (joblib; any joblib backend, including
+        dask, through ``joblib.parallel_config``). ``None`` means 1.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the random restarts and subsampling. With an int, results are
+        reproducible and the same for any ``n_jobs``.
+    model_averaging : int or None, default=None
+        ``None``: predict with the chosen model. An int ``k >= 2``: predict with
+        the Gaussian mixture of the ``k`` best fitted structures of the search,
+        weighted by exp(criterion − best criterion) -- for ``"bic"`` and
+        ``"lml"`` (log-evidence scale) the approximate posterior probabilities
+        of the structures; models with less than 1e-6 of the best's weight
+        are dropped. The mean and variance of the mixture are exact:
+        Σ w_i μ_i and Σ w_i (σ_i² + μ_i²) − μ². ``structure_``, ``decompose``
+        and ``describe`` keep describing the chosen model (``describe`` says
+        what is averaged).
+    verbose : int, default=0
+        ``1`` prints one line per depth (best structure, criterion,
+        candidates, elapsed time).
+    likelihood : {"gaussian", "student_t"}, default="gaussian"
+        Noise model. ``"gaussian"``: exact GP regression. ``"student_t"``:
+        robust regression, y = f + σ t_ν, fitted by the Laplace approximation
+        (the engine of the classifier), with a constant latent mean; a few
+        gross outliers then cost little and do not distort the structure or
+        the noise level. The targets are normalised by their median and
+        median absolute deviation. Criteria: those computed from the
+        evidence (``"bic"``, ``"aic"``, ``"bic_light"``, ``"lml"``, with the
+        Laplace-approximate evidence) and callables; ``objective="lml"``.
+        A Gaussian model warns (:class:`OutlierWarning`) when a training
+        point's leave-one-out residual exceeds 5 robust standard deviations.
+    degrees_of_freedom : float or None, default=4.0
+        ν of the Student-t noise: a number fixes it (1 is Cauchy noise; 4 is a
+        common robust choice), ``None`` learns it in [1, 200] with the other
+        hyperparameters. Learned ν tends to collapse to 1 with a very small
+        scale on small data, where the Laplace evidence then rewards
+        flexible structures (see the user guide); only used with
+        ``likelihood="student_t"``.
+
+    approximation : {"auto", "exact", "sparse"}, default="auto"
+        ``"exact"``: exact GP regression (O(n³) per likelihood evaluation).
+        ``"sparse"``: a sparse variational GP (SGPR/VFE, Titsias 2009) with
+        ``n_inducing`` inducing inputs from a k-means clustering of ``X``,
+        fitted by maximising its collapsed evidence bound (O(n m²) per
+        evaluation, O(n m) memory); starts are screened on an exact GP of a
+        400-row subset. The bound, a lower bound of the log evidence, then
+        stands in for the evidence: ``"bic"``, ``"aic"``, ``"bic_light"``,
+        ``"lml"`` and callables work, the other criteria need
+        ``approximation="exact"``; ``objective="lml"`` only; Gaussian noise
+        only. ``"auto"``: exact up to ``SPARSE_THRESHOLD`` (3000) rows,
+        sparse above. With more than 2000 rows and an evidence criterion,
+        a sparse model's structures are searched on 2000 random rows with
+        the exact GP, and the 4 best are refitted on 5 times as many rows,
+        the better half of them on 5 times more, and so on up to all the
+        rows (successive halving; listed in ``search_results_`` as
+        finalists), so that the search costs one search on a subset plus a
+        few fits on all the data.
+    n_inducing : int, default=256
+        Inducing inputs of the sparse approximation (at most the number of
+        distinct rows).
+
+    Attributes
+    ----------
+    structure_ : skgpsearch.grammar.Expr
+        The chosen canonical structure; its base kernels carry their fitted
+        hyperparameters, and ``str(structure_)`` gives the text notation.
+    kernel_ : sklearn Kernel
+        The fitted kernel, including the noise term (a ``WhiteKernel``), on
+        the normalised target scale when ``normalize_y=True``.
+    noise_variance_ : float
+        Fitted noise variance on the original target scale (Student-t noise:
+        σ² ν / (ν − 2), infinite for ν ≤ 2).
+    noise_scale_ : float
+        Student-t noise only: the fitted scale σ on the original target scale.
+    degrees_of_freedom_ : float
+        Student-t noise only: the fitted (or fixed) ν.
+    latent_mean_ : float
+        The constant mean of the latent function on the original target scale
+        (Student-t noise; the Gaussian model centres the targets instead, 0).
+    best_score_ : float
+        Criterion value of the chosen structure.
+    search_results_ : dict of lists
+        One entry per evaluated candidate, in evaluation order: ``structure``
+        (text), ``depth``, ``parent``, ``criterion``,
+        ``log_marginal_likelihood``, ``n_hyperparameters``, ``fit_time``,
+        ``status`` (``"ok"``, ``"failed"`` or ``"screened out"``, see
+        ``max_fits_per_depth``), ``message`` (why it failed or was screened
+        out) and ``diagnostics`` (degenerate features of its optimum, as in
+        ``diagnostics_``, joined by "; ").
+    diagnostics_ : list of str
+        Degenerate features of the chosen model's optimum, in plain language
+        (empty when none): the noise variance or a hyperparameter at a bound
+        (the noise at its lower bound: the model may be interpolating noise;
+        a lengthscale at its upper bound: a constant term), an additive term
+        that acts as white noise on the training inputs, a stationary base
+        kernel that is constant on them. Fitting warns
+        (:class:`~skgpsearch.DegenerateOptimumWarning`) when there are any;
+        :func:`~skgpsearch.inspection.describe` and the report list them.
+    search_path_ : list of dict
+        Per depth: number of candidates, best structure, best criterion, elapsed seconds.
+    search_stop_reason_ : str
+        Why the search stopped (``"no improvement"``, ``"max_depth reached"``,
+        ``"depth limit reached"``, a budget, ``"interrupted"``).
+    averaged_structures_ : list of Expr
+        The structures whose mixture predicts (only the chosen one without
+        ``model_averaging``), best first, carrying their fitted values.
+    model_weights_ : ndarray of shape (n_models,)
+        Their weights (summing to one).
+    log_marginal_likelihood_value_ : float
+        log p(y | X, θ̂) of the chosen model, in the units of the original targets.
+    n_hyperparameters_ : int
+        Free hyperparameters of the chosen model (kernel and noise).
+    X_train_, y_train_ : ndarray
+        Training data.
+    alpha_ : ndarray
+        Weights of the posterior mean on the normalised scale: K_y^{-1} (y - mean)
+        (Student-t noise: ∇ log p(y | f̂) at the Laplace mode).
+    L_ : ndarray or None
+        Lower Cholesky factor of K(X_train, X_train) + noise I (``None`` with
+        Student-t noise and with the sparse approximation).
+    approximation_ : {"exact", "sparse"}
+        The approximation used.
+    inducing_inputs_ : ndarray of shape (n_inducing, n_features) or None
+        The inducing inputs of the sparse approximation (``alpha_`` then
+        weights them: the mean is ``k(x, inducing_inputs_) @ alpha_``).
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str
+        Defined when ``X`` has feature names (pandas DataFrame).
+
+    See Also
+    --------
+    sklearn.gaussian_process.GaussianProcessRegressor : GP regression with a fixed kernel.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skgpsearch import CompositionalGPRegressor
+    >>> rng = np.random.default_rng(0)
+    >>> X = np.linspace(0, 10, 80)[:, None]
+    >>> y = np.sin(2 * np.pi * X[:, 0] / 2.5) + 0.5 * X[:, 0] + 0.1 * rng.normal(size=80)
+    >>> model = CompositionalGPRegressor(base_kernels=("SE", "PER", "LIN"), max_depth=2,
+    ...                                  random_state=0).fit(X, y)
+    >>> "PER(0)" in str(model.structure_)
+    True
+    >>> [round(leaf.params["period"], 1) for leaf in model.structure_.leaves if leaf.name == "PER"]
+    [2.5]
+    >>> model.predict(X[:2]).shape
+    (2,)
+    """
+
+    _task = "regression"
+
+    _parameter_constraints = {
+        **StructureSearchMixin._shared_parameter_constraints,
+        "max_depth": [Interval(numbers.Integral, 1, None, closed="left"), None],
+        "objective": [StrOptions({"lml", "map", "loo"})],
+        "normalize_y": ["boolean"],
+        "likelihood": [StrOptions({"gaussian", "student_t"})],
+        "degrees_of_freedom": [Interval(numbers.Real, 0, None, closed="neither"), None],
+        "approximation": [StrOptions({"auto", "exact", "sparse"})],
+        "n_inducing": [Interval(numbers.Integral, 1, None, closed="left")],
+    }
+
+    def __init__(
+        self,
+        base_kernels=("SE", "RQ", "PER", "LIN"),
+        *,
+        grammar="compositional",
+        criterion="bic",
+        max_depth=None,
+        max_fits_per_depth=32,
+        search="greedy",
+        beam_width=2,
+        objective="lml",
+        n_restarts=2,
+        normalize_y=True,
+        max_optimize_samples=None,
+        max_candidates=None,
+        time_budget=None,
+        n_jobs=None,
+        random_state=None,
+        verbose=0,
+        model_averaging=None,
+        likelihood="gaussian",
+        degrees_of_freedom=4.0,
+        approximation="auto",
+        n_inducing=256,
+    ):
+        self.base_kernels = base_kernels
+        self.grammar = grammar
+        self.criterion = criterion
+        self.max_depth = max_depth
+        self.max_fits_per_depth = max_fits_per_depth
+        self.search = search
+        self.beam_width = beam_width
+        self.objective = objective
+        self.n_restarts = n_restarts
+        self.normalize_y = normalize_y
+        self.max_optimize_samples = max_optimize_samples
+        self.max_candidates = max_candidates
+        self.time_budget = time_budget
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+        self.verbose = verbose
+        self.model_averaging = model_averaging
+        self.likelihood = likelihood
+        self.degrees_of_freedom = degrees_of_freedom
+        self.approximation = approximation
+        self.n_inducing = n_inducing
+
+    # -- fitting ------------------------------------------------------------------
+    def fit(self, X: ArrayLike, y: ArrayLike) -> CompositionalGPRegressor:
+        """Search the kernel structure and fit the GP.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+
+        Returns
+        -------
+        self : object
+        """
+        self._validate_params()
+        X, y = validate_data(self, X, y, y_numeric=True, ensure_min_samples=2, dtype=np.float64)
+        # the model keeps the training data: never share the caller's arrays
+        X, y = X.copy(), y.copy()
+        self._check_n_jobs()
+        grammar = self._grammar()
+        criterion = self._criterion()
+        fitter = self._model_fitter(X, y, criterion, make_estimator=_CandidateEstimator(self._unfitted_copy(), X, y))
+        outcome = self._run_pipeline(fitter, grammar, criterion, self._base_seed())
+        self._adopt(fitter.models(outcome), X, y, outcome.weights)
+        self.diagnostics_ = list(outcome.best.diagnostics)
+        warn_about_degenerate_optimum(self.diagnostics_)
+        if self._model.engine == "exact":
+            # (leave-one-out residuals need the exact posterior)
+            warn_about_outliers(self._model.loo_residuals())
+        self.best_score_ = outcome.best.criterion
+        self.search_results_ = outcome.search.table()
+        self.search_path_ = outcome.search.levels
+        self.search_stop_reason_ = outcome.search.stop_reason
+        return self
+
+    def _model_fitter(self, X, y, criterion, make_estimator=None) -> RegressionModelFitter:
+        options = RegressionOptions(
+            likelihood=self.likelihood, degrees_of_freedom=self.degrees_of_freedom, approximation=self.approximation,
+            n_inducing=self.n_inducing, objective=self.objective, n_restarts=self.n_restarts,
+            max_optimize_samples=self.max_optimize_samples, normalize_y=self.normalize_y,
+        )
+        return RegressionModelFitter(options, X, y, criterion, random_state=self.random_state,
+                                     make_estimator=make_estimator)
+
+    def _adopt(self, models: list[RegressionModel], X: np.ndarray, y: np.ndarray,
+               weights: np.ndarray | None = None) -> None:
+        """Become the model ``models[0]`` (predicting with the mixture of ``models``) fitted on (X, y)."""
+        model = self._model = models[0]
+        self._models = models
+        self.model_weights_ = np.ones(1) if weights is None else weights
+        self.averaged_structures_ = [m.structure for m in models]
+        self.structure_ = model.structure
+        self.X_train_, self.y_train_ = X, y
+        self.approximation_ = "sparse" if model.engine == "sparse" else "exact"
+        self.inducing_inputs_ = model.inducing_inputs
+        for name, value in model.fitted_attributes().items():
+            setattr(self, name, value)
+        self.log_marginal_likelihood_value_ = model.log_marginal_likelihood
+        self.n_hyperparameters_ = model.n_hyperparameters
+
+    def _refit_structure(self, X: ArrayLike, y: ArrayLike, seed: int = 0) -> CompositionalGPRegressor:
+        """A model with this model's structure whose hyperparameters are refitted on (X, y).
+
+        The fit starts from this model's hyperparameters (warm start) plus
+        ``n_restarts`` random starts; no structure search. Raises
+        ``NumericalError`` when the structure cannot be fitted on (X, y).
+        """
+        check_is_fitted(self)
+        X, y = validate_data(self, X, y, reset=False, y_numeric=True, ensure_min_samples=2, dtype=np.float64)
+        X, y = X.copy(), y.copy()
+        model = self._unfitted_copy()
+        fitted = model._model_fitter(X, y, get_criterion("lml")).refit(self.structure_, seed)
+        model._adopt([fitted], X, y)
+        return model
+
+    def _unfitted_copy(self) -> CompositionalGPRegressor:
+        """A clone that knows the input features (for views and refits)."""
+        model = clone(self)
+        model.n_features_in_ = self.n_features_in_
+        if hasattr(self, "feature_names_in_"):
+            model.feature_names_in_ = self.feature_names_in_
+        return model
+
+    def _explanation_view(self) -> RegressionView:
+        """What :mod:`skgpsearch.inspection` reads from this model (see :class:`~skgpsearch.inspection.RegressionView`)."""
+        check_is_fitted(self)
+        model = self._model
+        robust = model.engine == "student_t"
+        return RegressionView(
+            kernel=model.kernel,
+            posterior=model.posterior,
+            # a sparse posterior's weights are on the inducing inputs
+            X_train=self.inducing_inputs_ if model.engine == "sparse" else self.X_train_,
+            y_train=self.y_train_,
+            y_mean=float(model.y_mean),
+            y_std=float(model.y_std),
+            noise_variance=float(self.noise_variance_),
+            # Student-t noise: shares of the variance of the targets without their gross outliers
+            target_variance=model.robust_target_variance(self.y_train_) if robust else float(np.var(self.y_train_)),
+        )
+
+    # -- prediction ---------------------------------------------------------------
+    def predict(self, X: ArrayLike, return_std: bool = False, return_cov: bool = False):
+        """Posterior mean of the latent function, with its std or covariance.
+
+        The std and covariance are those of the noise-free function f; add
+        ``noise_variance_`` to get the predictive variance of a new observation.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        return_std : bool, default=False
+        return_cov : bool, default=False
+
+        Returns
+        -------
+        y_mean : ndarray of shape (n_samples,)
+        y_std : ndarray of shape (n_samples,), if ``return_std``
+        y_cov : ndarray of shape (n_samples, n_samples), if ``return_cov``
+        """
+        if return_std and return_cov:
+            raise ValueError("At most one of return_std or return_cov can be requested.")
+        check_is_fitted(self)
+        X = validate_data(self, X, reset=False, dtype=np.float64)
+        mean, spread = regression_mixture_moments(self._models, self.model_weights_, X, return_std, return_cov)
+        return (mean, spread) if return_std or return_cov else mean
+
+    # -- explanation ----------------------------------------------------------------
+    def decompose(self, X: ArrayLike | None = None) -> Decomposition:
+        """Posterior mean and std of each additive component at ``X`` (training inputs by default).
+
+        The components' means plus ``offset`` equal :meth:`predict`; see
+        :func:`skgpsearch.inspection.decompose`.
+        """
+        return decompose(self, X)
+
+    def describe(self, feature_names: Sequence[str] | None = None, target_name: str | None = None) -> str:
+        """Plain-language description of the fitted structure (see :func:`skgpsearch.inspection.describe`)."""
+        return describe(self, feature_names=feature_names, target_name=target_name)
+
+    def sample_y(self, X: ArrayLike, n_samples: int = 1, random_state: Any = 0) -> np.ndarray:
+        """Draw functions from the posterior at ``X``; an array of shape (n_samples_X, n_samples)."""
+        rng = check_random_state(random_state)
+        mean, cov = self.predict(X, return_cov=True)
+        return rng.multivariate_normal(mean, cov, n_samples).T
+
+    def log_marginal_likelihood(self, theta: ArrayLike | None = None, eval_gradient: bool = False):
+        """Log marginal likelihood of the training targets (original units).
+
+        Parameters
+        ----------
+        theta : array-like, default=None
+            Log-hyperparameters ``[kernel.theta, log(noise variance)]`` on the
+            fitting scale, i.e. the layout of ``kernel_.theta``; ``None``
+            returns the value at the fitted ones. Student-t noise (Laplace
+            approximation): ``[kernel_.theta, latent mean, log σ, log ν]``
+            (without log ν when it is fixed).
+        eval_gradient : bool, default=False
+            Also return the gradient with respect to ``theta``.
+        """
+        check_is_fitted(self)
+        if theta is None:
+            if eval_gradient:
+                raise ValueError("Gradient can only be evaluated for theta!=None.")
+            return self.log_marginal_likelihood_value_
+        return self._model.log_marginal_likelihood_at(theta, eval_gradient=eval_gradient)
+
+    def log_marginal_likelihood_on(self, X: ArrayLike, y: ArrayLike) -> float:
+        """log p(y | X) of other data under the fitted hyperparameters (no refit)."""
+        check_is_fitted(self)
+        X = validate_data(self, X, reset=False, dtype=np.float64)
+        y = np.asarray(y, dtype=float).ravel()
+        same_inputs = X is self.X_train_ or (X.shape == self.X_train_.shape and np.array_equal(X, self.X_train_))
+        if same_inputs and y.shape == self.y_train_.shape and np.array_equal(y, self.y_train_):
+            return self.log_marginal_likelihood_value_
+        return self._model.log_marginal_likelihood_on(X, y)
+
+    # -- what the criteria read (skgpsearch.criteria._protocol.ObjectiveModel) ----------------------
+    @property
+    def _y_train_std(self) -> float:
+        return self._model.y_std
+
+    @property
+    def _y_train_mean(self) -> float:
+        return self._model.y_mean
+
+    @property
+    def _kernel_no_noise(self):
+        return self._model.kernel
+
+    def _fitted_objective(self, X: ArrayLike, y: ArrayLike):
+        """(exact objective on X, y at the fitted kernel, fitted theta, shift to original units)."""
+        check_is_fitted(self)
+        X = validate_data(self, X, reset=False, dtype=np.float64)
+        y = np.asarray(y, dtype=float).ravel()
+        if y.shape[0] != X.shape[0]:
+            raise ValueError(f"X has {X.shape[0]} rows but y has {y.shape[0]} values.")
+        return self._model.fitted_objective(X, y, self.kernel_.theta.copy())
+
+    def _prior_moments(self, prior):
+        """Means and standard deviations of the hyperprior on ``kernel_.theta``."""
+        return self._model.prior_moments(prior)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.single_output = True
+        tags.target_tags.multi_output = False
+        return tags
+
+
+class _CandidateEstimator:
+    """Turns a candidate's fitted model into a fitted regressor: what a criterion that reads a model receives.
+
+    It carries the training data of the running fit (explicitly: the fit's
+    context is not parked on the estimator) and an unfitted copy of it.
+    """
+
+    def __init__(self, template: CompositionalGPRegressor, X: np.ndarray, y: np.ndarray) -> None:
+        self.template, self.X, self.y = template, X, y
+
+    def __call__(self, model: RegressionModel) -> CompositionalGPRegressor:
+        view = self.template._unfitted_copy()
+        view._adopt([model], self.X, self.y)
+        return view

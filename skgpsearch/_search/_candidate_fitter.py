@@ -1,0 +1,151 @@
+"""The skeleton of fitting one candidate structure in a search worker; the engines' fitters fill in its steps."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from sklearn.gaussian_process.kernels import Kernel
+
+from .._engine._linalg import NumericalError
+from .._engine._optimizer import optimize_hyperparameters
+from ..criteria import SelectionCriterion
+from ..grammar import Expr
+from ..kernels import DataSummary, from_kernel, to_kernel
+from ._diagnostics import diagnose
+from ._records import FAILED, CandidateRecord, criterion_value, run_candidate
+from ._starts import StartHints
+
+__all__ = ["CandidateFitter"]
+
+
+@dataclass
+class CandidateFitter:
+    """The skeleton of fitting one candidate structure; engines fill in the steps.
+
+    :meth:`__call__` runs, for a structure: the rows to optimise on (all, or a
+    random subset of ``max_optimize_samples``), the objective and its cheap
+    screening copy (:meth:`_objectives`), the starts (:meth:`_starts`), the
+    multi-start optimisation, the posterior on all the rows at the optimum
+    (:meth:`_posterior`), and the criterion: from the evidence alone when the
+    criterion allows it (``criterion.evidence_only``), else called with the
+    candidate's fitted model (:meth:`_model`, wrapped by ``make_estimator``
+    when it is given). A numerical failure anywhere fails this candidate only
+    (:func:`run_candidate`).
+
+    Subclasses are picklable dataclasses: they run in joblib workers.
+    """
+
+    summary: DataSummary
+    criterion: SelectionCriterion
+    n_restarts: int = 2
+    maxiter: int = 200
+    max_optimize_samples: int | None = None
+    #: fitted model (see :meth:`_model`) -> what a criterion that reads a model is called with (None: the model).
+    make_estimator: Callable[[Any], Any] | None = None
+    #: Normalisation of the targets: the fitting scale is (y - y_mean) / y_std, and the log evidence of
+    #: the original targets gets −n log y_std.
+    y_std: float = 1.0
+    y_mean: float = 0.0
+
+    # -- what the search loop calls besides __call__ -------------------------------------------
+    def start_hints(self, parent: CandidateRecord | None, X: np.ndarray, y: np.ndarray,
+                    period_columns: list[int], change_columns: list[int]) -> StartHints:
+        """What a fitted parent (or, without one, the data) tells its children's starts."""
+        raise NotImplementedError
+
+    def screen(self, expr: Expr, X: np.ndarray, y: np.ndarray, seed: int, warm_state: Any = None,
+               hints: StartHints | None = None) -> float:
+        """A cheap score of the candidate, to rank the siblings of a large level (greater is better)."""
+        raise NotImplementedError
+
+    # -- the steps an engine provides ----------------------------------------------------
+    def _n_parameters(self, expr: Expr) -> int:
+        """Free parameters of a structure (for a failed record)."""
+        raise NotImplementedError
+
+    def _subset(self, y: np.ndarray, size: int, rng: np.random.Generator) -> np.ndarray:
+        """Sorted rows of a random subset of ``size`` rows."""
+        return np.sort(rng.choice(y.shape[0], size=min(size, y.shape[0]), replace=False))
+
+    def _own_hints(self, expr: Expr, X: np.ndarray, y: np.ndarray, hints):
+        """Start hints of a structure fitted without a search's hints (``hints`` is None)."""
+        return hints
+
+    def _objectives(self, expr, kernel, X, y, rng):
+        """(objective on the optimisation rows, its screening copy on a subset or None)."""
+        raise NotImplementedError
+
+    def _starts(self, expr, kernel, objective, screen, hints, warm_state, rng) -> list:
+        """Parameter vectors the optimiser starts from."""
+        raise NotImplementedError
+
+    def _optimizer_options(self, screen) -> dict:
+        raise NotImplementedError
+
+    def _posterior(self, kernel, theta, X, y, objective, on_all_rows: bool):
+        """The posterior on all the rows at ``theta`` (kernel already set), and the record's engine fields."""
+        raise NotImplementedError
+
+    def _model(self, structure: Expr, kernel: Kernel, posterior: Any, X: np.ndarray, y: np.ndarray, lml: float,
+               k: int) -> Any:
+        """The fitted model of a candidate (see :mod:`skgpsearch._search._models`), for criteria that read one."""
+        raise NotImplementedError
+
+    def _criterion_data(self, view: Any, X: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The (X, y) a criterion that reads a model scores the candidate's model on."""
+        return view.X_train_, view.y_train_
+
+    def _noise(self, fields: dict) -> tuple[float, tuple[float, float]] | None:
+        """The fitted Gaussian noise variance and its bounds (from the posterior's fields), or None."""
+        return None
+
+    def _check_fitted(self, record: CandidateRecord, X: np.ndarray) -> None:
+        """Reject a fitted record the engine cannot use (see :meth:`CandidateRecord.fail`)."""
+
+    # -- the skeleton ---------------------------------------------------------------------
+    def __call__(self, expr: Expr, X: np.ndarray, y: np.ndarray, seed: int, warm_state: Any = None,
+                 hints: StartHints | None = None) -> CandidateRecord:
+        return run_candidate(lambda: self._fit(expr, X, y, seed, warm_state, hints), expr, seed,
+                             self._n_parameters(expr))
+
+    def _fit(self, expr, X, y, seed, warm_state, hints):
+        rng = np.random.default_rng(seed)
+        n = X.shape[0]
+        kernel = to_kernel(expr, summary=self.summary)
+        X_opt, y_opt = X, y
+        if self.max_optimize_samples is not None and n > self.max_optimize_samples:
+            rows = self._subset(y, self.max_optimize_samples, rng)
+            X_opt, y_opt = X[rows], y[rows]
+        hints = self._own_hints(expr, X, y, hints)
+        objective, screen = self._objectives(expr, kernel, X_opt, y_opt, rng)
+        starts = self._starts(expr, kernel, objective, screen, hints, warm_state, rng)
+        theta, _, failures = optimize_hyperparameters(objective, starts, self.maxiter, **self._optimizer_options(screen))
+        if theta is None:
+            raise NumericalError("; ".join(dict.fromkeys(failures)) or "no start could be optimised")
+        kernel.theta = theta[: kernel.n_dims]
+        posterior, fields = self._posterior(kernel, theta, X, y, objective, X_opt is X)
+        # log p(y) of the original targets: the normalisation's Jacobian is -n log(y_std)
+        lml = posterior.log_marginal_likelihood - n * math.log(self.y_std)
+        fitted = from_kernel(kernel, n_features=X.shape[1])
+        k = theta.size
+        if self.criterion.evidence_only:
+            score = self.criterion.from_evidence(lml, k, n, fitted)
+        else:
+            view = self._model(fitted, kernel, posterior, X, y, lml, k)
+            if self.make_estimator is not None:
+                view = self.make_estimator(view)
+            score = criterion_value(self.criterion, view, *self._criterion_data(view, X, y))
+        record = CandidateRecord(
+            fitted, theta=theta, log_marginal_likelihood=lml, criterion=score, n_hyperparameters=k,
+            n_evaluations=objective.n_evaluations + (0 if screen is None else screen.n_evaluations), **fields,
+        )
+        if not np.isfinite(score):
+            record.fail(FAILED, f"criterion value {score}")
+        else:
+            record.diagnostics = diagnose(kernel, X, self._noise(fields))
+            self._check_fitted(record, X)
+        return record

@@ -1,0 +1,186 @@
+"""Fitting binary GP classifiers (Laplace approximation) for one training set: candidate fitters and models.
+
+:class:`BinaryClassificationModelFitter` is the
+:class:`~skgpsearch._search._pipeline.ModelFitter` of one binary problem
+(labels in {−1, +1}): the Laplace engine, the stratified row order of
+large-data searches, the baselines (ARD and additive SE) and the fitted
+:class:`~skgpsearch._search._models.BinaryLaplaceModel` of the selected
+records. :func:`classification_summary` derives the data summary (with
+lengthscale floors) that every binary problem of a classifier shares.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import numbers
+from typing import Any
+
+import numpy as np
+
+from .._engine._laplace import LaplacePosterior
+from .._engine._likelihoods import LIKELIHOODS, Likelihood, get_likelihood
+from ..criteria import SelectionCriterion
+from ..grammar import Base, Expr, Grammar
+from ..kernels import DataSummary, discrete_columns, to_kernel
+from . import _pipeline
+from ._candidate_fitter import CandidateFitter
+from ._laplace_fitter import LaplaceCandidateFitter
+from ._models import BinaryLaplaceModel
+from ._pipeline import PipelineResult
+from ._records import CandidateRecord, single_threaded_blas
+
+__all__ = ["BinaryClassificationModelFitter", "classification_likelihood", "classification_summary",
+           "likelihood_names", "stratified_order"]
+
+
+def likelihood_names() -> tuple[str, ...]:
+    """Names of the classification likelihoods (``"probit"``, ``"logistic"``, ``"robust"``)."""
+    return tuple(sorted(LIKELIHOODS))
+
+
+def classification_likelihood(name: str) -> Likelihood:
+    """The likelihood object of a name of :func:`likelihood_names`."""
+    return get_likelihood(name)
+
+
+def classification_summary(X: np.ndarray, discrete_features: Any = "auto",
+                           discrete_mask: np.ndarray | None = None) -> DataSummary:
+    """The data summary of a classifier: no lengthscale below the spacing of a column's values.
+
+    On a continuous column such an SE separates every pair of points and acts
+    as white noise, a latent value per training point; on a discretised
+    column (``discrete_features``, see the classifier) the floor is the
+    smallest gap between distinct values. ``discrete_mask`` overrides the
+    option (a sample keeps the discrete columns of all rows).
+    """
+    mask = _discrete_mask(discrete_features, X) if discrete_mask is None else discrete_mask
+    return DataSummary.from_data(X, discrete_features=mask, spacing_floor=True)
+
+
+def _discrete_mask(option, X):
+    n_features = X.shape[1]
+    if isinstance(option, str):
+        return discrete_columns(X)
+    if isinstance(option, (bool, np.bool_)):
+        return np.full(n_features, bool(option))
+    option = np.asarray(option)
+    if option.dtype == bool:
+        if option.shape != (n_features,):
+            raise ValueError(f"discrete_features as a mask needs {n_features} entries, got {option.shape}.")
+        return option
+    mask = np.zeros(n_features, dtype=bool)
+    for c in option.ravel():
+        if not (isinstance(c, numbers.Integral) or np.issubdtype(type(c), np.integer)) or not 0 <= c < n_features:
+            raise ValueError(f"discrete_features lists column {c!r}; columns are 0..{n_features - 1}.")
+        mask[int(c)] = True
+    return mask
+
+
+def stratified_order(y: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """A permutation of the rows whose every prefix has about the class proportions of ``y``."""
+    keys = np.empty(y.shape[0])
+    for label in np.unique(y):
+        rows = np.flatnonzero(y == label)
+        keys[rows] = (rng.permutation(rows.size) + rng.uniform(size=rows.size)) / rows.size
+    return np.argsort(keys, kind="stable")
+
+
+class BinaryClassificationModelFitter:
+    """Fits binary Laplace GP classifiers on one training set (``y`` in {−1, +1}).
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features)
+    y : ndarray of shape (n_samples,)
+        Labels in {−1, +1}.
+    criterion : SelectionCriterion
+    likelihood : Likelihood
+    summary : DataSummary
+        See :func:`classification_summary`.
+    n_restarts : int
+    max_optimize_samples : int or None
+        The search optimises each candidate on a stratified subset of this
+        many rows; the selected structure is then polished on all rows.
+    baseline_models : bool
+        The ARD and the additive SE models compete with the search's best.
+    searching : bool
+        False for a grammar of one structure (a refit): no constant-model
+        candidate, no baselines, no rejection of white-noise optima, no sample.
+    """
+
+    def __init__(self, X: np.ndarray, y: np.ndarray, criterion: SelectionCriterion, likelihood: Likelihood,
+                 summary: DataSummary, *, n_restarts: int = 2, max_optimize_samples: int | None = None,
+                 baseline_models: bool = True, searching: bool = True) -> None:
+        self.X, self.y = X, y
+        self.likelihood = likelihood
+        self.summary = summary
+        self.baseline_models = baseline_models
+        self.searching = searching
+        self._fitter = LaplaceCandidateFitter(
+            summary=summary,
+            criterion=criterion,
+            likelihood=likelihood,
+            mean_init=likelihood.latent_of_probability(float(np.mean(y > 0))),
+            n_restarts=n_restarts,
+            max_optimize_samples=max_optimize_samples,
+            reject_degenerate=searching,
+        )
+        # the constant latent function (the base rate) is always a candidate: labels may carry no structure
+        self.extra_initial: tuple[Expr, ...] = (Base("C"),) if searching else ()
+        self.explores_samples = searching
+        self.explore_fits_are_final = max_optimize_samples is None or X.shape[0] <= max_optimize_samples
+
+    # -- what the pipeline asks (ModelFitter) ----------------------------------------------------
+    @property
+    def max_rows(self) -> int:
+        return _pipeline.LAPLACE_POSTERIOR_ROWS
+
+    @property
+    def candidate_fitter(self) -> CandidateFitter:
+        return self._fitter
+
+    def row_order(self, seed: int) -> np.ndarray:
+        return stratified_order(self.y, np.random.default_rng(seed))
+
+    def sample_fitter(self, rows: np.ndarray) -> CandidateFitter:
+        # the search's starts and lengthscale floors follow the spacing of the rows it sees (the floors of
+        # all rows are lower: the refits start inside their bounds); discrete columns stay those of all rows
+        summary = classification_summary(self.X[rows], discrete_mask=~self.summary.spacing_floored)
+        return dataclasses.replace(self._fitter, summary=summary)
+
+    def refit_fitter(self, n_rows: int) -> CandidateFitter:
+        return dataclasses.replace(self._fitter, max_optimize_samples=None, n_restarts=0, reject_degenerate=False)
+
+    def baseline_fitter(self) -> CandidateFitter:
+        return dataclasses.replace(self._fitter, max_optimize_samples=None)
+
+    def baseline_structures(self, grammar: Grammar) -> list[Expr]:
+        if not (self.searching and self.baseline_models):
+            return []
+        return grammar.standard_structures(self.X.shape[1])
+
+    # -- fitted models ------------------------------------------------------------------------------
+    def model(self, record: CandidateRecord, rows: np.ndarray | None = None) -> BinaryLaplaceModel:
+        """The fitted binary model of a record, conditioned on ``rows`` (None: all rows)."""
+        X, y = (self.X, self.y) if rows is None else (self.X[rows], self.y[rows])
+        likelihood = self.likelihood
+        p = record.theta.size - 1 - likelihood.n_params
+        kernel = to_kernel(record.structure, summary=self.summary)
+        kernel.theta = record.theta[:p]
+        mean, lik_theta = float(record.theta[p]), record.theta[p + 1 :]
+        with single_threaded_blas():
+            posterior = LaplacePosterior(kernel, mean, likelihood, lik_theta, X, y, a0=record.latent_start)
+        model = BinaryLaplaceModel(record.structure, kernel, mean, likelihood, lik_theta, posterior, X, y,
+                                   self.summary)
+        model.n_hyperparameters_ = record.n_hyperparameters
+        return model
+
+    def final_model(self, outcome: PipelineResult) -> BinaryLaplaceModel:
+        """The selected record's model, predicting with the average of the selected records' posteriors."""
+        best = outcome.best
+        model = self.model(best, outcome.rows)
+        model.criterion_value = best.criterion
+        model.diagnostics = best.diagnostics
+        model.mixture = [model.posterior] + [self.model(r, outcome.rows).posterior for r in outcome.selected[1:]]
+        model.weights = outcome.weights
+        return model

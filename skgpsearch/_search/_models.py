@@ -1,0 +1,332 @@
+"""Fitted models: what a candidate record becomes once conditioned on data, and what predicts.
+
+A :class:`~skgpsearch._search._records.CandidateRecord` holds a fitted
+structure and its parameter vector, small enough to send back from a worker.
+The models here hold the engine's posterior as well, and answer everything an
+estimator, a criterion or the inspection tools ask of a fitted GP:
+
+- :class:`RegressionModel`: one GP regression model on the fitting scale
+  (exact, sparse or Student-t engine) with the targets' normalisation;
+  predictions come back in the units of the original targets;
+- :class:`BinaryLaplaceModel`: one binary Laplace GP classifier (labels in
+  {−1, +1}), the latent model the classifier keeps per binary problem;
+- :func:`regression_mixture_moments` and :func:`averaged_probability`:
+  predictions of a weighted average of models (``model_averaging``).
+
+The estimators never touch an engine object: they keep these models and
+delegate to them.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from sklearn.base import clone
+from sklearn.gaussian_process.kernels import Kernel, WhiteKernel
+
+from .._engine._exact import GPPosterior, RegressionObjective
+from .._engine._laplace import LaplaceObjective, LaplacePosterior
+from .._engine._likelihoods import OUTLIER_CLIP, Likelihood
+from .._engine._linalg import NumericalError
+from .._engine._sparse import SparseObjective, SparsePosterior
+from ..grammar import Expr
+from ..kernels import DataSummary
+from ._records import single_threaded_blas
+
+__all__ = [
+    "BinaryLaplaceModel",
+    "RegressionModel",
+    "averaged_log_odds",
+    "averaged_probability",
+    "regression_mixture_moments",
+]
+
+#: Objectives evaluated at given hyperparameters take any noise variance (the bounds are the optimiser's).
+_UNBOUNDED_NOISE = (1e-300, 1e300)
+
+
+class RegressionModel:
+    """A fitted GP regression model: kernel, posterior on the training rows, and the targets' normalisation.
+
+    Parameters
+    ----------
+    structure : Expr
+        The fitted structure (base kernels carry their values).
+    kernel : Kernel
+        The fitted kernel without the noise, on the normalised scale.
+    posterior : GPPosterior, SparsePosterior or LaplacePosterior
+        The engine's posterior on ``(X, y_fit)``.
+    X : ndarray of shape (n_samples, n_features)
+        The rows the posterior conditions on.
+    y_fit : ndarray of shape (n_samples,)
+        Their targets on the fitting scale: ``(y - y_mean) / y_std``.
+    y_mean, y_std : float
+        The normalisation.
+    summary : DataSummary
+        The data summary the kernels' defaults and bounds come from.
+    noise_bounds : tuple of float
+        Bounds of the Gaussian noise variance on the fitting scale.
+    inducing_inputs : ndarray or None
+        The sparse approximation's inducing inputs.
+    log_marginal_likelihood : float
+        log p(y | X) of the original targets (the sparse bound; the Laplace
+        approximation for Student-t noise).
+    n_hyperparameters : int
+        Free parameters counted by the criteria.
+    """
+
+    def __init__(self, structure: Expr, kernel: Kernel, posterior: Any, X: np.ndarray, y_fit: np.ndarray, *,
+                 y_mean: float, y_std: float, summary: DataSummary, noise_bounds: tuple[float, float],
+                 inducing_inputs: np.ndarray | None, log_marginal_likelihood: float, n_hyperparameters: int) -> None:
+        self.structure = structure
+        self.kernel = kernel
+        self.posterior = posterior
+        self.X, self.y_fit = X, y_fit
+        self.y_mean, self.y_std = y_mean, y_std
+        self.summary = summary
+        self.noise_bounds = noise_bounds
+        self.inducing_inputs = inducing_inputs
+        self.log_marginal_likelihood = log_marginal_likelihood
+        self.n_hyperparameters = n_hyperparameters
+
+    @property
+    def engine(self) -> str:
+        """``"exact"``, ``"sparse"`` or ``"student_t"`` (the Laplace engine with Student-t noise)."""
+        if isinstance(self.posterior, SparsePosterior):
+            return "sparse"
+        if isinstance(self.posterior, GPPosterior):
+            return "exact"
+        return "student_t"
+
+    def fitted_attributes(self) -> dict[str, Any]:
+        """The estimator's fitted attributes that describe this model (see ``CompositionalGPRegressor``)."""
+        posterior, y_std = self.posterior, self.y_std
+        if self.engine != "student_t":
+            noise = posterior.noise_variance
+            return {
+                # kernel_.theta is then the full vector [kernel.theta, log noise] of log_marginal_likelihood
+                "kernel_": self.kernel + WhiteKernel(noise, noise_level_bounds=self.noise_bounds),
+                "noise_variance_": noise * y_std**2,
+                "alpha_": posterior.alpha,
+                "L_": posterior.L,
+                "latent_mean_": 0.0,
+            }
+        sigma, nu = posterior.likelihood.scale_and_dof(posterior.lik_theta)
+        return {
+            "kernel_": self.kernel,
+            "noise_variance_": posterior.likelihood.noise_variance(posterior.lik_theta) * y_std**2,
+            "noise_scale_": sigma * y_std,
+            "degrees_of_freedom_": nu,
+            "latent_mean_": posterior.mean * y_std + self.y_mean,
+            "alpha_": posterior.alpha,
+            "L_": None,
+        }
+
+    def normalised(self, y: np.ndarray) -> np.ndarray:
+        """Targets on the fitting scale."""
+        return (y - self.y_mean) / self.y_std
+
+    def robust_target_variance(self, y: np.ndarray) -> float:
+        """The variance of the targets without their gross outliers (what Student-t components are shares of)."""
+        z = self.normalised(y)
+        return float(np.var(z[np.abs(z) <= OUTLIER_CLIP])) * self.y_std**2
+
+    def predict(self, X: np.ndarray, return_std: bool = False, return_cov: bool = False):
+        """Posterior mean of f at ``X`` in original units, and its std or covariance (or None)."""
+        mean, spread = self.posterior.predict(X, return_std=return_std, return_cov=return_cov)
+        return _to_original_units(mean, spread, self.y_mean, self.y_std, return_std, return_cov)
+
+    def shift(self, n_samples: int) -> float:
+        """What turns the log evidence of ``n_samples`` normalised targets into that of the original ones."""
+        return -n_samples * math.log(self.y_std)
+
+    def _objective(self, X: np.ndarray, y_fit: np.ndarray, warm: bool = False):
+        kernel = clone(self.kernel)
+        if self.engine == "student_t":
+            objective = LaplaceObjective(kernel, X, y_fit, self.posterior.likelihood)
+            if warm:
+                # Newton from the fitted mode: the Student-t posterior of the latent values can have several
+                objective._last_a = self.posterior.mode.a
+            return objective
+        if self.engine == "sparse":
+            return SparseObjective(kernel, X, y_fit, self.inducing_inputs, _UNBOUNDED_NOISE)
+        return RegressionObjective(kernel, X, y_fit, _UNBOUNDED_NOISE)
+
+    def log_marginal_likelihood_at(self, theta: np.ndarray, eval_gradient: bool = False):
+        """log p(y | X, θ) of the training targets (original units) at the parameter vector ``theta``.
+
+        A point where the kernel matrix is not positive definite has ``-inf``
+        (and a zero gradient).
+        """
+        objective = self._objective(self.X, self.y_fit, warm=True)
+        shift = self.shift(self.y_fit.shape[0])
+        try:
+            out = objective(np.asarray(theta, dtype=float), eval_gradient=eval_gradient)
+        except NumericalError:
+            return (-np.inf, np.zeros(len(theta))) if eval_gradient else -np.inf
+        if eval_gradient:
+            return out[0] + shift, out[1]
+        return out + shift
+
+    def log_marginal_likelihood_on(self, X: np.ndarray, y: np.ndarray) -> float:
+        """log p(y | X) of other data (original units) under the fitted hyperparameters, without a refit."""
+        y_fit = self.normalised(y)
+        if self.engine == "student_t":
+            posterior = self.posterior
+            laplace = LaplacePosterior(self.kernel, posterior.mean, posterior.likelihood, posterior.lik_theta, X, y_fit)
+            return laplace.log_marginal_likelihood + self.shift(len(y))
+        noise = self.posterior.noise_variance
+        if self.engine == "sparse":
+            posterior = SparsePosterior(self.kernel, noise, X, y_fit, self.inducing_inputs)
+        else:
+            posterior = GPPosterior(self.kernel, noise, X, y_fit)
+        return posterior.log_marginal_likelihood + self.shift(len(y))
+
+    def fitted_objective(self, X: np.ndarray, y: np.ndarray, theta: np.ndarray) -> tuple[Any, np.ndarray, float]:
+        """(exact objective on (X, y) with this kernel, ``theta``, shift to original units), for the criteria.
+
+        Raises ``ValueError`` for a sparse or Student-t model: those criteria
+        need the exact Gaussian objective.
+        """
+        if self.engine != "exact":
+            setting = "likelihood='student_t'" if self.engine == "student_t" else "approximation='sparse'"
+            raise ValueError(f"This criterion needs the exact Gaussian objective; a model with {setting} "
+                             "supports 'bic', 'aic', 'bic_light', 'lml' and callables.")
+        objective = RegressionObjective(clone(self.kernel), X, self.normalised(y), _UNBOUNDED_NOISE)
+        return objective, theta, self.shift(len(y))
+
+    def prior_moments(self, prior: Any) -> tuple[np.ndarray, np.ndarray]:
+        """Means and standard deviations of the hyperprior on ``[kernel.theta, log noise]``."""
+        return prior.moments(self.structure, self.summary)
+
+    def loo_residuals(self) -> np.ndarray:
+        """Leave-one-out residuals of the exact model on the fitting scale."""
+        with single_threaded_blas():
+            return self.posterior.loo_residuals()
+
+
+def _to_original_units(mean, spread, y_mean, y_std, return_std, return_cov):
+    mean = mean * y_std + y_mean
+    if return_std:
+        return mean, spread * y_std
+    if return_cov:
+        return mean, spread * y_std**2
+    return mean, None
+
+
+def regression_mixture_moments(models: Sequence[RegressionModel], weights: np.ndarray, X: np.ndarray,
+                               return_std: bool = False, return_cov: bool = False):
+    """Mean (original units) and std or covariance of a weighted mixture of regression models at ``X``.
+
+    The mean and variance of the mixture are exact: Σ w_i μ_i and
+    Σ w_i (σ_i² + μ_i²) − μ². One model predicts as it is.
+    """
+    if len(models) == 1:
+        return models[0].predict(X, return_std=return_std, return_cov=return_cov)
+    means, spreads = [], []
+    for model in models:
+        mean, spread = model.posterior.predict(X, return_std=return_std, return_cov=return_cov)
+        means.append(mean)
+        spreads.append(spread)
+    means = np.asarray(means)
+    mean = weights @ means
+    spread = None
+    if return_cov:
+        # Σ w_i (C_i + μ_i μ_iᵀ) − μ μᵀ, written with the deviations μ_i − μ (no cancellation)
+        deviations = means - mean
+        spread = sum(w * c for w, c in zip(weights, spreads)) + (deviations.T * weights) @ deviations
+    elif return_std:
+        spread = np.sqrt(weights @ (np.asarray(spreads) ** 2 + (means - mean) ** 2))
+    first = models[0]
+    return _to_original_units(mean, spread, first.y_mean, first.y_std, return_std, return_cov)
+
+
+class BinaryLaplaceModel:
+    """A fitted binary Laplace GP classifier (labels in {−1, +1}): the latent model of one binary problem.
+
+    It is what the criteria score (:class:`~skgpsearch.criteria._protocol.ObjectiveModel`)
+    and what the inspection tools read (:class:`~skgpsearch.inspection.LatentModel`).
+    ``mixture`` and ``weights`` are the posteriors and weights it predicts
+    with (itself alone without model averaging).
+    """
+
+    def __init__(self, structure: Expr, kernel: Kernel, mean: float, likelihood: Likelihood, lik_theta: np.ndarray,
+                 posterior: LaplacePosterior, X: np.ndarray, y: np.ndarray, summary: DataSummary) -> None:
+        self.structure_ = structure
+        self.kernel_ = kernel
+        self.latent_mean_ = float(mean)
+        self.likelihood = likelihood
+        self.lik_theta = np.asarray(lik_theta, dtype=float)
+        self.likelihood_params_ = likelihood.describe(self.lik_theta)
+        self.posterior = posterior
+        self.X_train_, self.y_train_ = X, y
+        self._summary = summary
+        self.log_marginal_likelihood_value_ = posterior.log_marginal_likelihood
+        self.n_hyperparameters_ = kernel.n_dims + 1 + likelihood.n_params
+        self.mixture: list[LaplacePosterior] = [posterior]
+        self.weights = np.ones(1)
+        self.criterion_value = float("nan")
+        self.diagnostics: tuple[str, ...] = ()
+
+    @property
+    def theta(self) -> np.ndarray:
+        return np.concatenate([self.kernel_.theta, [self.latent_mean_], self.lik_theta])
+
+    def _is_training_data(self, X, y):
+        return X.shape == self.X_train_.shape and np.array_equal(X, self.X_train_) and np.array_equal(y, self.y_train_)
+
+    def log_marginal_likelihood_on(self, X: np.ndarray, y: np.ndarray) -> float:
+        X, y = np.asarray(X, dtype=float), np.asarray(y, dtype=float)
+        if self._is_training_data(X, y):
+            return self.log_marginal_likelihood_value_
+        with single_threaded_blas():
+            return self._conditioned(X, y).log_marginal_likelihood
+
+    def _conditioned(self, X: np.ndarray, y: np.ndarray, warm: np.ndarray | None = None) -> LaplacePosterior:
+        """The posterior of the same hyperparameters conditioned on other data (X, y).
+
+        ``warm``: the rows of the training data that (X, y) are; Newton then
+        starts from the training mode's ∇ log p on those rows (a near-mode
+        start when most rows are kept), instead of from f = m.
+        """
+        a0 = None if warm is None else self.posterior.weights[warm]
+        return LaplacePosterior(self.kernel_, self.latent_mean_, self.likelihood, self.lik_theta, X, y, a0=a0)
+
+    def _fitted_objective(self, X: np.ndarray, y: np.ndarray) -> tuple[Any, np.ndarray, float]:
+        objective = LaplaceObjective(clone(self.kernel_), np.asarray(X, dtype=float), np.asarray(y, dtype=float),
+                                     self.likelihood)
+        return objective, self.theta, 0.0
+
+    def _prior_moments(self, prior: Any) -> tuple[np.ndarray, np.ndarray]:
+        means, sds = prior.kernel_moments(self.structure_, self._summary)
+        sd = prior.standard_deviations()
+        mean_prior = self.likelihood.latent_of_probability(float(np.mean(self.y_train_ > 0)))
+        means = np.append(means, mean_prior)
+        sds = np.append(sds, sd["mean"])
+        if self.likelihood.n_params:
+            means = np.append(means, self.likelihood.default_theta())
+            sds = np.append(sds, [sd["outlier_rate"]] * self.likelihood.n_params)
+        return means, sds
+
+    def predict_latent(self, X: np.ndarray, return_var: bool = False):
+        """Posterior mean (and variance) of the latent function at ``X``."""
+        return self.posterior.predict_latent(X, return_var=return_var)
+
+
+def averaged_probability(model: BinaryLaplaceModel, X: np.ndarray) -> np.ndarray:
+    """p(y = +1 | x) of a binary model: the weighted average over its mixture."""
+    if len(model.mixture) == 1:
+        return model.posterior.predict_proba(X)
+    return sum(w * posterior.predict_proba(X) for w, posterior in zip(model.weights, model.mixture))
+
+
+def averaged_log_odds(model: BinaryLaplaceModel, X: np.ndarray) -> np.ndarray:
+    """Predictive log-odds of a binary model (of its averaged probability with a mixture)."""
+    if len(model.mixture) == 1:
+        return model.posterior.predict_log_odds(X)
+    p = np.clip(averaged_probability(model, X), 1e-300, 1.0)
+    q = np.clip(1.0 - p, 1e-300, 1.0)
+    return np.log(p) - np.log(q)

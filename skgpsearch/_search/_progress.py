@@ -1,0 +1,86 @@
+"""Progress of a search: what a callback receives, the printer behind ``verbose``, and ``search_progress``."""
+
+from __future__ import annotations
+
+import contextvars
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._records import CandidateRecord
+
+__all__ = ["LevelReport", "ProgressCallback", "print_progress", "progress_callback", "search_progress"]
+
+
+@dataclass
+class LevelReport:
+    """What the progress callback receives after each depth.
+
+    ``elapsed`` counts seconds since the search started; ``criterion_name``
+    and ``feature_names`` are for display.
+    """
+
+    depth: int
+    best: CandidateRecord | None
+    n_candidates: int
+    n_failed: int
+    n_screened: int
+    elapsed: float
+    criterion_name: str = "criterion"
+    feature_names: Sequence[str] | None = None
+
+
+#: What a progress callback receives: a report after each depth, or a short note.
+ProgressCallback = Callable[["LevelReport | str"], None]
+
+#: The progress callback of the searches run inside ``search_progress`` (None: ``verbose`` prints).
+_PROGRESS_CALLBACK = contextvars.ContextVar("skgpsearch_progress_callback", default=None)
+
+
+@contextmanager
+def search_progress(callback: Callable[[LevelReport | str], None]) -> Iterator[None]:
+    """Send the progress of the searches run inside the block to ``callback``.
+
+    ``callback`` receives a :class:`LevelReport` after each depth of a search,
+    and short notes as strings (e.g. which one-vs-rest problem a classifier
+    starts). Within the block it replaces what ``verbose=1`` would print, and
+    reports even when ``verbose=0``. Example: progress on stderr::
+
+        with search_progress(print_progress(file=sys.stderr)):
+            model.fit(X, y)
+    """
+    token = _PROGRESS_CALLBACK.set(callback)
+    try:
+        yield
+    finally:
+        _PROGRESS_CALLBACK.reset(token)
+
+
+def progress_callback(verbose: int | bool) -> ProgressCallback | None:
+    """The callback of a search: the one of an enclosing :func:`search_progress`, else printing when ``verbose``."""
+    callback = _PROGRESS_CALLBACK.get()
+    if callback is not None:
+        return callback
+    return print_progress() if verbose else None
+
+
+def print_progress(file=None) -> Callable[[LevelReport | str], None]:
+    """A progress callback that prints one line per depth (what ``verbose=1`` shows) to ``file`` (stdout)."""
+
+    def report(event: LevelReport | str) -> None:
+        if isinstance(event, str):
+            print(f"[skgpsearch] {event}", file=file, flush=True)
+            return
+        best_text = "none" if event.best is None else event.best.structure.to_string(event.feature_names)
+        score = -np.inf if event.best is None else event.best.criterion
+        screened_text = f", {event.n_screened} more screened out" if event.n_screened else ""
+        print(
+            f"[skgpsearch] depth {event.depth}: best {best_text}  {event.criterion_name}={score:.3f}  "
+            f"({event.n_candidates} candidates, {event.n_failed} failed{screened_text}, {event.elapsed:.1f} s)",
+            file=file,
+            flush=True,
+        )
+
+    return report

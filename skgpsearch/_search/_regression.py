@@ -1,0 +1,233 @@
+"""Fitting GP regression models for one training set: normalisation, the engine, candidate fitters, models.
+
+:class:`RegressionModelFitter` owns every engine decision of regression:
+the exact GP, the sparse variational GP above ``SPARSE_THRESHOLD`` rows
+(``approximation="auto"``), or Student-t noise by the Laplace engine
+(``likelihood="student_t"``). The estimator gives it its parameters
+(:class:`RegressionOptions`) and the data; the search pipeline gets its
+candidate fitters from it, and the estimator gets the fitted models
+(:class:`~skgpsearch._search._models.RegressionModel`) of the selected records.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from sklearn.utils import check_random_state
+
+from .._engine._exact import GPPosterior
+from .._engine._laplace import LaplacePosterior
+from .._engine._likelihoods import OUTLIER_CLIP, StudentT
+from .._engine._linalg import NumericalError
+from .._engine._sparse import SparsePosterior, choose_inducing_inputs
+from ..criteria import SelectionCriterion
+from ..grammar import Expr, Grammar
+from ..kernels import DataSummary, to_kernel
+from ._candidate_fitter import CandidateFitter
+from ._diagnostics import MAD_TO_SD
+from ._exact_fitter import RegressionCandidateFitter
+from ._laplace_fitter import LaplaceCandidateFitter
+from ._models import RegressionModel
+from ._pipeline import PipelineResult
+from ._records import CandidateRecord, single_threaded_blas
+from ._sparse_fitter import SparseCandidateFitter
+
+__all__ = ["NOISE_BOUNDS", "SPARSE_THRESHOLD", "RegressionModelFitter", "RegressionOptions"]
+
+#: Above this many rows, approximation="auto" uses the sparse variational GP.
+SPARSE_THRESHOLD = 3000
+#: Bounds of the noise variance relative to the variance of the (normalised) targets.
+NOISE_BOUNDS = (1e-6, 10.0)
+
+
+@dataclass(frozen=True)
+class RegressionOptions:
+    """The regressor's parameters that decide how its models are fitted (see ``CompositionalGPRegressor``)."""
+
+    likelihood: str = "gaussian"
+    degrees_of_freedom: float | None = 4.0
+    approximation: str = "auto"
+    n_inducing: int = 256
+    objective: str = "lml"
+    n_restarts: int = 2
+    max_optimize_samples: int | None = None
+    normalize_y: bool = True
+
+
+def approximation_for(approximation: str, n_samples: int) -> str:
+    """``"exact"`` or ``"sparse"``: the approximation the option ``approximation`` means for ``n_samples`` rows."""
+    if approximation == "auto":
+        return "sparse" if n_samples > SPARSE_THRESHOLD else "exact"
+    return approximation
+
+
+class RegressionModelFitter:
+    """Fits GP regression models on one training set (``X``, ``y`` in original units).
+
+    It normalises the targets (mean and standard deviation, or median and
+    scaled MAD with Student-t noise), summarises the data for the kernels'
+    defaults and bounds, chooses the engine, picks the inducing inputs of the
+    sparse approximation, and builds the candidate fitters of the pipeline's
+    stages and the fitted models of records. A :class:`~skgpsearch._search._pipeline.ModelFitter`.
+
+    Parameters
+    ----------
+    options : RegressionOptions
+    X : ndarray of shape (n_samples, n_features)
+    y : ndarray of shape (n_samples,)
+    criterion : SelectionCriterion
+    random_state : int, RandomState instance or None
+        Seeds the choice of the inducing inputs.
+    make_estimator : callable or None
+        Turns a candidate's :class:`RegressionModel` into what a criterion
+        that reads a model is called with (a fitted estimator).
+
+    Raises
+    ------
+    ValueError
+        When the criterion or the objective needs the exact Gaussian model
+        and the options ask for Student-t noise or the sparse approximation.
+    """
+
+    extra_initial: tuple[Expr, ...] = ()
+    explore_fits_are_final = True
+    max_rows = None
+
+    def __init__(self, options: RegressionOptions, X: np.ndarray, y: np.ndarray, criterion: SelectionCriterion, *,
+                 random_state: Any = None, make_estimator: Callable[[RegressionModel], Any] | None = None) -> None:
+        self.options = options
+        self.X = X
+        self.approximation = approximation_for(options.approximation, X.shape[0])
+        robust = options.likelihood == "student_t"
+        self.engine = "student_t" if robust else self.approximation
+        _check_options(options, criterion, robust, self.approximation == "sparse")
+        self.y_mean, self.y_std = 0.0, 1.0
+        if options.normalize_y:
+            self.y_mean, self.y_std = _location_and_scale(y, robust=robust)
+        self.y = (y - self.y_mean) / self.y_std
+        # Student-t noise: the scale of the data without its gross outliers sets the kernels' defaults
+        self.summary = DataSummary.from_data(X, np.clip(self.y, -OUTLIER_CLIP, OUTLIER_CLIP) if robust else self.y)
+        self.noise_bounds = tuple(b * self.summary.target_variance for b in NOISE_BOUNDS)
+        self.inducing_inputs = None
+        common = dict(summary=self.summary, criterion=criterion, n_restarts=options.n_restarts,
+                      max_optimize_samples=options.max_optimize_samples, y_std=self.y_std, y_mean=self.y_mean,
+                      make_estimator=None if criterion.evidence_only else make_estimator)
+        if robust:
+            self._fitter = LaplaceCandidateFitter(
+                **common, likelihood=StudentT(options.degrees_of_freedom),
+                # white-noise latent terms are a legitimate regression model (as with Gaussian noise)
+                reject_degenerate=False,
+            )
+            return
+        common.update(noise_bounds=self.noise_bounds, objective=options.objective)
+        self._exact = RegressionCandidateFitter(**common)
+        self._fitter = self._exact
+        if self.approximation == "sparse":
+            seed = int(check_random_state(random_state).randint(np.iinfo(np.int32).max))
+            self.inducing_inputs = choose_inducing_inputs(X, options.n_inducing, np.random.default_rng(seed))
+            self._fitter = SparseCandidateFitter(**common, inducing_inputs=self.inducing_inputs)
+
+    # -- what the pipeline asks (ModelFitter) ----------------------------------------------------
+    @property
+    def explores_samples(self) -> bool:
+        """Large data are explored on a sample when the final model is sparse (it conditions on every row)."""
+        return self.engine == "sparse"
+
+    @property
+    def candidate_fitter(self) -> CandidateFitter:
+        return self._fitter
+
+    def row_order(self, seed: int) -> np.ndarray:
+        return np.random.default_rng(seed).permutation(self.X.shape[0])
+
+    def sample_fitter(self, rows: np.ndarray) -> CandidateFitter:
+        # the exact GP on the sample, with the sample's summary: its starts and period hints need the spacing
+        # of the rows it sees (with the summary of all rows, a 100 000-row series offered the 2000-row search
+        # periods below its own spacing, and SE + PER lost to SE + SE). Bounds of all rows contain the sample's.
+        return dataclasses.replace(self._exact, summary=DataSummary.from_data(self.X[rows], self.y[rows]))
+
+    def refit_fitter(self, n_rows: int) -> CandidateFitter:
+        if self.engine == "sparse" and n_rows <= SPARSE_THRESHOLD:
+            return self._exact
+        return self._fitter
+
+    def baseline_fitter(self) -> CandidateFitter:
+        return dataclasses.replace(self._fitter, max_optimize_samples=None)
+
+    def baseline_structures(self, grammar: Grammar) -> list[Expr]:
+        return []
+
+    # -- fitted models ------------------------------------------------------------------------------
+    def model(self, record: CandidateRecord) -> RegressionModel:
+        """The fitted model of a record, conditioned on every training row."""
+        X, y = self.X, self.y
+        kernel = to_kernel(record.structure, summary=self.summary)
+        with single_threaded_blas():
+            if self.engine == "sparse":
+                posterior = SparsePosterior(kernel, record.noise_variance, X, y, self.inducing_inputs)
+            elif self.engine == "exact":
+                posterior = GPPosterior(kernel, record.noise_variance, X, y)
+            else:
+                p = kernel.n_dims
+                theta = record.theta
+                # the Newton start of the mode the criterion scored (Student-t posteriors can have several)
+                posterior = LaplacePosterior(kernel, float(theta[p]), self._fitter.likelihood, theta[p + 1 :], X, y,
+                                             a0=record.latent_start)
+        return RegressionModel(record.structure, kernel, posterior, X, y, y_mean=self.y_mean, y_std=self.y_std,
+                               summary=self.summary, noise_bounds=self.noise_bounds,
+                               inducing_inputs=self.inducing_inputs,
+                               log_marginal_likelihood=record.log_marginal_likelihood,
+                               n_hyperparameters=record.n_hyperparameters)
+
+    def models(self, outcome: PipelineResult) -> list[RegressionModel]:
+        """The fitted models of a search's selected records (the selected one first, then the averaged ones)."""
+        return [self.model(record) for record in outcome.selected]
+
+    def refit(self, structure: Expr, seed: int = 0) -> RegressionModel:
+        """The model of ``structure`` with its hyperparameters fitted on this training set (no search).
+
+        Raises
+        ------
+        NumericalError
+            When the structure cannot be fitted.
+        """
+        record = self._fitter(structure, self.X, self.y, seed)
+        if not record.ok:
+            raise NumericalError(f"Refitting {structure} failed: {record.message}")
+        return self.model(record)
+
+
+def _check_options(options, criterion, robust, sparse):
+    if robust or sparse:
+        setting = "likelihood='student_t'" if robust else "the sparse approximation"
+        if not criterion.scores_approximate_models:
+            raise ValueError(
+                f"The criterion {criterion.display_name!r} needs the exact Gaussian evidence; with "
+                f"{setting} use 'bic', 'aic', 'bic_light', 'lml' or a callable."
+            )
+        if options.objective != "lml":
+            raise ValueError(f"objective={options.objective!r} needs the exact Gaussian likelihood; "
+                             f"with {setting} use objective='lml'.")
+    if robust and sparse:
+        raise ValueError("likelihood='student_t' has no sparse approximation; use approximation='exact' "
+                         "(with max_optimize_samples to optimise on a subset).")
+
+
+def _location_and_scale(y, robust=False):
+    """(centre, scale) that normalise the targets: mean and std, or median and scaled MAD when ``robust``.
+
+    A zero scale (constant targets) becomes 1; a robust scale of zero (more
+    than half the targets equal) falls back to the standard deviation.
+    """
+    if robust:
+        centre = float(np.median(y))
+        scale = MAD_TO_SD * float(np.median(np.abs(y - centre)))
+        if not scale > 0:
+            scale = float(np.std(y))
+    else:
+        centre, scale = float(np.mean(y)), float(np.std(y))
+    return centre, scale if scale > 0 else 1.0

@@ -1,0 +1,151 @@
+"""What the default hyperparameters are derived from: per-column statistics of the training data."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["DataSummary", "discrete_columns"]
+
+
+@dataclass(frozen=True)
+class DataSummary:
+    """Per-column statistics that the default hyperparameters are derived from.
+
+    Build it with :meth:`from_data`; the fields are arrays of shape
+    (n_features,) except ``target_variance``.
+    """
+
+    mean: np.ndarray
+    std: np.ndarray
+    minimum: np.ndarray
+    maximum: np.ndarray
+    min_gap: np.ndarray
+    target_variance: float = 1.0
+    #: Per-column median gap between consecutive distinct values (None: use ``min_gap``).
+    median_gap: np.ndarray | None = None
+    #: Per-column lower bound of lengthscales (nan: none), e.g. for discretised features.
+    lengthscale_floor: np.ndarray | None = None
+    #: Per-column: whether the floor is the spacing of a continuous column (``spacing_floor``).
+    spacing_floored: np.ndarray | None = None
+
+    @classmethod
+    def from_data(cls, X, y=None, discrete_features=None, spacing_floor=False):
+        """Summarise training inputs ``X`` (n_samples, n_features) and optional targets ``y``.
+
+        ``discrete_features`` (a boolean mask of the columns) puts the
+        lengthscale floor of those columns at their smallest gap between
+        distinct values (see :func:`discrete_columns`). ``spacing_floor=True``
+        puts the floor of every other column at its median spacing of distinct
+        values (the typical distance to the nearest neighbour on that column):
+        a shorter lengthscale separates almost every pair of points, so the
+        kernel acts as white noise on the data.
+        """
+        X = np.asarray(X, dtype=float)
+        if X.ndim == 1:
+            X = X[:, np.newaxis]
+        if X.ndim != 2 or X.shape[0] == 0 or X.shape[1] == 0:
+            raise ValueError(f"X must be a non-empty 2-D array, got shape {X.shape}.")
+        if not np.all(np.isfinite(X)):
+            raise ValueError("X contains NaN or infinity.")
+        gaps = np.empty(X.shape[1])
+        median_gaps = np.empty(X.shape[1])
+        for j in range(X.shape[1]):
+            diffs = np.diff(np.unique(X[:, j]))
+            gaps[j] = diffs.min() if diffs.size else np.nan
+            median_gaps[j] = np.median(diffs) if diffs.size else np.nan
+        target_variance = 1.0
+        if y is not None:
+            y = np.asarray(y, dtype=float)
+            if not np.all(np.isfinite(y)):
+                raise ValueError("y contains NaN or infinity.")
+            var = float(np.var(y)) if y.size > 1 else 0.0
+            target_variance = var if var > 0 else 1.0
+        floor = None
+        mask = np.zeros(X.shape[1], dtype=bool)
+        if discrete_features is not None:
+            mask = np.asarray(discrete_features, dtype=bool)
+            if mask.shape != (X.shape[1],):
+                raise ValueError(f"discrete_features must have one entry per column ({X.shape[1]}).")
+            floor = np.where(mask, gaps, np.nan)
+        spacing_floored = None
+        if spacing_floor:
+            floor = np.where(mask, gaps, median_gaps)
+            spacing_floored = ~mask & np.isfinite(median_gaps)
+        return cls(
+            mean=X.mean(axis=0),
+            std=X.std(axis=0),
+            minimum=X.min(axis=0),
+            maximum=X.max(axis=0),
+            min_gap=gaps,
+            target_variance=target_variance,
+            lengthscale_floor=floor,
+            median_gap=median_gaps,
+            spacing_floored=spacing_floored,
+        )
+
+    @classmethod
+    def unit(cls, n_features):
+        """Summary of standardised data (unit scales), used when no data is given."""
+        ones = np.ones(n_features)
+        return cls(
+            mean=np.zeros(n_features),
+            std=ones,
+            minimum=-2.0 * ones,
+            maximum=2.0 * ones,
+            min_gap=0.01 * ones,
+            target_variance=1.0,
+        )
+
+    @property
+    def n_features(self):
+        return self.mean.shape[0]
+
+    def _check(self, columns):
+        for c in columns:
+            if c < 0 or c >= self.n_features:
+                raise ValueError(
+                    f"The structure uses column {c}, but the data has {self.n_features} columns."
+                )
+
+    def spread(self, columns):
+        s = float(np.sqrt(np.sum(self.std[list(columns)] ** 2)))
+        return s if s > 0 else 1.0
+
+    def range(self, columns):
+        cols = list(columns)
+        r = float(np.sqrt(np.sum((self.maximum[cols] - self.minimum[cols]) ** 2)))
+        return r if r > 0 else 1.0
+
+    def lengthscale_floor_of(self, columns):
+        """The largest lengthscale floor among ``columns`` (None without one)."""
+        if self.lengthscale_floor is None:
+            return None
+        floors = self.lengthscale_floor[list(columns)]
+        floors = floors[np.isfinite(floors) & (floors > 0)]
+        return float(floors.max()) if floors.size else None
+
+    def smallest_gap(self, columns):
+        gaps = self.min_gap[list(columns)]
+        gaps = gaps[np.isfinite(gaps) & (gaps > 0)]
+        return float(gaps.min()) if gaps.size else None
+
+    def typical_gap(self, columns):
+        """The largest median spacing of distinct values among ``columns`` (None if none)."""
+        source = self.min_gap if self.median_gap is None else self.median_gap
+        gaps = source[list(columns)]
+        gaps = gaps[np.isfinite(gaps) & (gaps > 0)]
+        return float(gaps.max()) if gaps.size else None
+
+
+def discrete_columns(X):
+    """Boolean mask of the columns that look discretised: few distinct values.
+
+    A column is discretised when it has at most ``max(20, n_samples // 4)``
+    distinct values (on average four or more rows per value), e.g. counts,
+    ages in years, ordinal scores, binary indicators.
+    """
+    X = np.asarray(X, dtype=float)
+    limit = max(20, X.shape[0] // 4)
+    return np.array([np.unique(X[:, j]).size <= limit for j in range(X.shape[1])], dtype=bool)
