@@ -11,7 +11,7 @@ import time
 import numpy as np
 
 from skgpsearch import CompositionalGPRegressor
-from skgpsearch._candidates import single_threaded_blas
+from skgpsearch._search._records import single_threaded_blas
 from skgpsearch.criteria import criterion_names, get_criterion
 
 

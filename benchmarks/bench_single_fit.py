@@ -26,9 +26,9 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.gaussian_process import GaussianProcessRegressor
 from sklearn.gaussian_process.kernels import WhiteKernel
 
-from skgpsearch._engine._regression import RegressionObjective
-from skgpsearch._candidates import single_threaded_blas
-from skgpsearch._regression_fitter import RegressionCandidateFitter, regression_start_hints
+from skgpsearch._engine._exact import RegressionObjective
+from skgpsearch._search._records import single_threaded_blas
+from skgpsearch._search._exact_fitter import RegressionCandidateFitter, regression_start_hints
 from skgpsearch.criteria import BIC
 from skgpsearch.grammar import parse
 from skgpsearch.kernels import DataSummary, to_kernel

@@ -132,8 +132,9 @@ def pool_coverage(series, text, X, y, seed, n_restarts, target, tolerance):
     rank of each start that reaches ``target - tolerance`` under both start rankings
     is reported: a reachable basin ranked low means the selection, not the pool, lost it.
     """
-    from skgpsearch._engine._regression import RegressionObjective, optimize_hyperparameters
-    from skgpsearch._starts import profile_starts, start_pool
+    from skgpsearch._engine._exact import RegressionObjective
+    from skgpsearch._engine._optimizer import optimize_hyperparameters
+    from skgpsearch._search._starts import profile_starts, start_pool
 
     with threadpool_limits(1), warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)

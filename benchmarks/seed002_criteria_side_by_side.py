@@ -61,7 +61,7 @@ from skgpsearch.criteria._laplace import laplace_log_evidence, log_posterior_hes
 from skgpsearch.grammar import Base, CompositionalGrammar, add
 from skgpsearch.inspection import ard_relevances, describe
 from skgpsearch.inspection._describe import IRRELEVANT_RELEVANCE
-from skgpsearch.inspection._report import _FixedStructure  # a grammar whose only candidate is one structure
+from skgpsearch.grammar import FixedStructureGrammar
 
 NOISE_SD = 0.2
 PERIOD = 1.3
@@ -78,7 +78,7 @@ ARD_NOISE_SD = 0.1
 
 
 def fit_structure(structure, X, y, seed):
-    model = CompositionalGPRegressor(grammar=_FixedStructure(structure), max_depth=1, criterion="lml",
+    model = CompositionalGPRegressor(grammar=FixedStructureGrammar(structure), max_depth=1, criterion="lml",
                                      objective="lml", n_jobs=1, random_state=seed)
     with warnings.catch_warnings():
         # optimiser notes on restarts that hit a bound; the value kept is the best start's

@@ -1,4 +1,4 @@
-"""The layers of the package: imports flow one way, and importing the package stays light."""
+"""The layers of the package: imports flow one way, folders show the layers, and importing the package stays light."""
 
 import ast
 import subprocess
@@ -14,14 +14,26 @@ LAYERS = [
     ("grammar", "datasets"),
     ("kernels",),
     ("_engine",),
-    ("criteria", "_starts"),
-    ("_candidates", "_diagnostics", "_regression_fitter", "_laplace_fitter", "_sparse_fitter"),
+    ("criteria",),
     ("_search",),
     ("inspection",),
-    ("_estimator_base", "_regressor", "_classifier", "_kernel_search_cv"),
+    ("_estimators",),
     ("_cli", "__init__", "__main__"),
 ]
 LAYER_OF = {name: rank for rank, names in enumerate(LAYERS) for name in names}
+#: The order inside the folders whose modules build on each other, lowest first (the same rule applies).
+SUBLAYERS = {
+    "_search": [
+        ("_records", "_progress", "_starts", "_diagnostics", "_models"),
+        ("_candidate_fitter",),
+        ("_exact_fitter", "_sparse_fitter", "_laplace_fitter"),
+        ("_loop",),
+        ("_pipeline",),
+        ("_regression", "_classification"),
+        ("__init__",),
+    ],
+    "_estimators": [("_base",), ("_regressor", "_classifier", "_kernel_search_cv"), ("__init__",)],
+}
 
 
 def _module_name(path):
@@ -48,12 +60,16 @@ def _runtime_nodes(tree):
             stack.append(child)
 
 
-def _imports(name, path, modules):
-    """The package modules that ``name`` imports, at module level or inside functions."""
+def _imports(name, path, modules, annotations=False):
+    """The package modules that ``name`` imports, at module level or inside functions.
+
+    With ``annotations``, also those imported for annotations only (``if TYPE_CHECKING:``).
+    """
     is_package = path.name == "__init__.py"
     package = name if is_package else name.rpartition(".")[0]
     found = set()
-    for node in _runtime_nodes(ast.parse(path.read_text())):
+    tree = ast.parse(path.read_text())
+    for node in (ast.walk(tree) if annotations else _runtime_nodes(tree)):
         if isinstance(node, ast.Import):
             targets = [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
@@ -71,9 +87,9 @@ def _imports(name, path, modules):
     return found
 
 
-def _graph():
+def _graph(annotations=False):
     modules = _modules()
-    return {name: _imports(name, path, modules) for name, path in modules.items()}
+    return {name: _imports(name, path, modules, annotations) for name, path in modules.items()}
 
 
 def _layer(module):
@@ -82,18 +98,56 @@ def _layer(module):
     return LAYER_OF[part]
 
 
+def _sublayer(module):
+    """(folder, rank inside it) of a module in a folder of SUBLAYERS, else None."""
+    parts = module.split(".")
+    if len(parts) < 2 or parts[1] not in SUBLAYERS:
+        return None
+    name = parts[2] if len(parts) > 2 else "__init__"
+    for rank, names in enumerate(SUBLAYERS[parts[1]]):
+        if name in names:
+            return parts[1], rank
+    raise KeyError(module)
+
+
 def test_every_module_has_a_layer():
     unknown = {m for m in _modules() if (m.split(".") + ["__init__"])[1] not in LAYER_OF}
     assert not unknown, f"add these modules to LAYERS (and to docs/architecture.md): {sorted(unknown)}"
+    unplaced = []
+    for module in _modules():
+        try:
+            _sublayer(module)
+        except KeyError:
+            unplaced.append(module)
+    assert not unplaced, f"add these modules to SUBLAYERS (and to docs/architecture.md): {sorted(unplaced)}"
 
 
 def test_imports_go_to_the_same_or_a_lower_layer():
-    upward = [(m, t) for m, targets in _graph().items() for t in targets if _layer(t) > _layer(m)]
+    upward = [(m, t) for m, targets in _graph(annotations=True).items() for t in targets if _layer(t) > _layer(m)]
     assert not upward, f"imports against the layer order: {upward}"
 
 
+def test_folders_keep_their_inner_order():
+    upward = []
+    for module, targets in _graph(annotations=True).items():
+        own = _sublayer(module)
+        for target in targets:
+            other = _sublayer(target)
+            if own and other and own[0] == other[0] and other[1] > own[1]:
+                upward.append((module, target))
+    assert not upward, f"imports against the order inside a folder: {upward}"
+
+
+def test_estimators_import_no_engine_module():
+    # the model fitters of skgpsearch._search own the engines: not even a lazy or annotation-only import
+    engine = [(m, t) for m, targets in _graph(annotations=True).items() if m.startswith("skgpsearch._estimators")
+              for t in targets if t.startswith("skgpsearch._engine")]
+    assert not engine, f"estimators importing engine modules: {engine}"
+
+
 def test_the_import_graph_has_no_cycle():
-    graph = _graph()
+    # annotation-only imports count too: they are cycles for type checkers and readers
+    graph = _graph(annotations=True)
     state = {}
 
     def visit(node, path):
@@ -115,17 +169,21 @@ def test_the_checker_sees_a_cycle_and_an_upward_import():
     modules = _modules()
     modules_graph = _graph()
     modules_graph["skgpsearch.inspection._decompose"] = modules_graph["skgpsearch.inspection._decompose"] | {
-        "skgpsearch._regressor"}
-    assert "skgpsearch._regressor" in modules
-    assert _layer("skgpsearch._regressor") > _layer("skgpsearch.inspection._decompose")
-    reachable, frontier = set(), ["skgpsearch._regressor"]
+        "skgpsearch._estimators._regressor"}
+    assert "skgpsearch._estimators._regressor" in modules
+    assert _layer("skgpsearch._estimators._regressor") > _layer("skgpsearch.inspection._decompose")
+    assert _sublayer("skgpsearch._search._pipeline")[1] > _sublayer("skgpsearch._search._loop")[1]
+    reachable, frontier = set(), ["skgpsearch._estimators._regressor"]
     while frontier:
         node = frontier.pop()
         for target in modules_graph[node]:
             if target not in reachable:
                 reachable.add(target)
                 frontier.append(target)
-    assert "skgpsearch._regressor" in reachable
+    assert "skgpsearch._estimators._regressor" in reachable
+    # the estimators reach the engine only through skgpsearch._search
+    graph = _graph(annotations=True)
+    assert "skgpsearch._engine._exact" in graph["skgpsearch._search._models"]
 
 
 def test_importing_the_package_loads_no_heavy_optional_module():

@@ -72,6 +72,7 @@ def test_discover_with_changepoints_and_model_averaging(tmp_path, capsys):
     assert chosen.startswith(("CP(year", "CW(year")), chosen  # a step is a change, not a smooth trend
 
 
+@pytest.mark.slow
 def test_discover_warns_about_outliers_and_robust_recovers(tmp_path, capsys):
     rng = np.random.default_rng(1)
     X = rng.uniform(0, 5, size=(50, 2))
@@ -167,6 +168,7 @@ def test_no_command_prints_help(capsys):
     assert code == 2 and "discover" in out and "demo" in out
 
 
+@pytest.mark.slow
 def test_demo_runs_and_writes_the_report(tmp_path, capsys):
     pytest.importorskip("matplotlib")
     report = tmp_path / "demo.html"

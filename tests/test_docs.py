@@ -12,6 +12,7 @@ pytest.importorskip("myst_parser")
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 
 
+@pytest.mark.slow
 def test_docs_build_without_warnings(tmp_path):
     # -W turns warnings into errors, --keep-going reports all of them; -E ignores any
     # saved environment, so every page is read. A subprocess keeps Sphinx's imports

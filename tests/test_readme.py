@@ -5,10 +5,13 @@ import io
 import pathlib
 import re
 
+import pytest
+
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text()
 
 
+@pytest.mark.slow
 def test_readme_python_example_runs_and_prints_what_it_says():
     blocks = re.findall(r"```python\n(.*?)```", README, flags=re.S)
     assert blocks, "README has no python example"

@@ -13,7 +13,7 @@ from scipy.linalg import blas, solve_triangular
 from scipy.spatial.distance import squareform
 
 from ._kernel_tree import KernelTree, expand
-from ._linalg import NumericalError, cholesky_inverse, cholesky_solve, jittered_cholesky
+from ._linalg import cholesky_inverse, cholesky_solve, jittered_cholesky
 from ._optimizer import amplitude_indices
 
 __all__ = ["RegressionObjective", "GPPosterior"]

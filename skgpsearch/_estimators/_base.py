@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import numbers
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
+from sklearn.base import clone
 from sklearn.gaussian_process.kernels import Kernel
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
@@ -17,10 +18,17 @@ from ..criteria import SelectionCriterion, check_criterion_task, get_criterion
 from ..grammar import Grammar, default_base_kernels, get_grammar, get_kind, grammar_names
 from ..kernels import from_kernel
 
-__all__ = ["StructureSearchMixin", "base_kernel_names"]
+__all__ = ["BaseKernels", "CandidateEstimator", "CriterionLike", "RandomStateLike", "StructureSearchMixin", "base_kernel_names"]
+
+#: Base kernels by catalogue name or as scikit-learn kernels, one or several.
+BaseKernels = str | Kernel | Sequence[str | Kernel]
+#: A criterion name or a callable ``(estimator, X, y) -> float``.
+CriterionLike = str | Callable[[Any, Any, Any], float]
+#: What ``sklearn.utils.check_random_state`` accepts.
+RandomStateLike = int | np.random.RandomState | None
 
 
-def base_kernel_names(base_kernels: str | Kernel | Sequence[str | Kernel]) -> tuple[str, ...]:
+def base_kernel_names(base_kernels: BaseKernels) -> tuple[str, ...]:
     """Catalogue names from names or scikit-learn kernel instances (duplicates dropped, order kept)."""
     if isinstance(base_kernels, (str, Kernel)):
         base_kernels = [base_kernels]
@@ -81,6 +89,14 @@ class StructureSearchMixin:
         "model_averaging": [Interval(numbers.Integral, 1, None, closed="left"), None],
     }
 
+    def _unfitted_copy(self) -> Any:
+        """A clone that knows the input features (for candidate views and refits)."""
+        model = clone(self)
+        model.n_features_in_ = self.n_features_in_
+        if hasattr(self, "feature_names_in_"):
+            model.feature_names_in_ = self.feature_names_in_
+        return model
+
     def _check_n_jobs(self) -> None:
         if self.n_jobs == 0:
             raise ValueError("n_jobs == 0 has no meaning; use None or 1 for sequential fits, -1 for all cores.")
@@ -131,3 +147,19 @@ class StructureSearchMixin:
             feature_names=getattr(self, "feature_names_in_", None),
         )
         return SearchPipeline(settings).run(model_fitter, grammar, criterion, seed)
+
+
+class CandidateEstimator:
+    """A candidate's fitted model as a fitted estimator: what a criterion that reads a model receives.
+
+    The fit's context, its training data, is passed explicitly (not parked on
+    the estimator); ``template._adopt(models, X, y)`` makes a copy the model.
+    """
+
+    def __init__(self, template: Any, X: np.ndarray, y: np.ndarray) -> None:
+        self.template, self.X, self.y = template, X, y
+
+    def __call__(self, model: Any) -> Any:
+        view = self.template._unfitted_copy()
+        view._adopt([model], self.X, self.y)
+        return view

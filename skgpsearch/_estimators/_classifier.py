@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numbers
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -23,8 +24,9 @@ from .._search import (
     likelihood_names,
     warn_about_degenerate_optimum,
 )
+from ..grammar import Grammar
 from ..inspection import ClassificationView, Decomposition, decompose, describe
-from ._base import StructureSearchMixin
+from ._base import BaseKernels, CriterionLike, RandomStateLike, StructureSearchMixin
 
 __all__ = ["CompositionalGPClassifier"]
 
@@ -195,26 +197,26 @@ class CompositionalGPClassifier(StructureSearchMixin, ClassifierMixin, BaseEstim
 
     def __init__(
         self,
-        base_kernels=("SE",),
+        base_kernels: BaseKernels = ("SE",),
         *,
-        grammar="sum_of_products",
-        criterion="bic_light",
-        likelihood="probit",
-        max_depth=6,
-        search="greedy",
-        beam_width=2,
-        n_restarts=2,
-        discrete_features="auto",
-        max_optimize_samples=300,
-        baseline_models=True,
-        max_candidates=None,
-        max_fits_per_depth=None,
-        time_budget=None,
-        n_jobs=None,
-        random_state=None,
-        verbose=0,
-        model_averaging=None,
-    ):
+        grammar: str | Grammar = "sum_of_products",
+        criterion: CriterionLike = "bic_light",
+        likelihood: str = "probit",
+        max_depth: int | None = 6,
+        search: str = "greedy",
+        beam_width: int = 2,
+        n_restarts: int = 2,
+        discrete_features: str | bool | ArrayLike = "auto",
+        max_optimize_samples: int | None = 300,
+        baseline_models: bool = True,
+        max_candidates: int | None = None,
+        max_fits_per_depth: int | None = None,
+        time_budget: float | None = None,
+        n_jobs: int | None = None,
+        random_state: RandomStateLike = None,
+        verbose: int = 0,
+        model_averaging: int | None = None,
+    ) -> None:
         self.model_averaging = model_averaging
         self.base_kernels = base_kernels
         self.grammar = grammar
@@ -366,7 +368,7 @@ class CompositionalGPClassifier(StructureSearchMixin, ClassifierMixin, BaseEstim
         return scores[:, 0] if scores.shape[1] == 1 else scores
 
     # -- explanation ----------------------------------------------------------------
-    def decompose(self, X: ArrayLike | None = None, target_class=None) -> Decomposition:
+    def decompose(self, X: ArrayLike | None = None, target_class: Any = None) -> Decomposition:
         """Posterior mean and std of each additive component of the latent function.
 
         The components' means plus ``offset`` equal :meth:`predict_latent`;
@@ -388,7 +390,8 @@ class CompositionalGPClassifier(StructureSearchMixin, ClassifierMixin, BaseEstim
         """
         return describe(self, feature_names=feature_names)
 
-    def predict_latent(self, X: ArrayLike, return_std: bool = False):
+    def predict_latent(self, X: ArrayLike,
+                       return_std: bool = False) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
         """Posterior mean (and standard deviation) of the latent function(s) at ``X``.
 
         Returns arrays of shape (n_samples,) for binary problems and

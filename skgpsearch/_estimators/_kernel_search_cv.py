@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import numbers
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
 from scipy.sparse import issparse
 from sklearn.base import clone, is_classifier, is_regressor
-from sklearn.gaussian_process.kernels import WhiteKernel
+from sklearn.gaussian_process.kernels import Kernel, WhiteKernel
 from sklearn.metrics import get_scorer_names
 from sklearn.model_selection._search import BaseSearchCV
 from sklearn.pipeline import Pipeline
@@ -20,7 +22,7 @@ from .._search import FAILED, NUMERICAL_FAILURES, CandidateRecord, StructureSear
 from ..criteria import Criterion, criterion_names, get_criterion
 from ..grammar import Grammar, default_base_kernels, default_grammar, get_grammar
 from ..kernels import DataSummary, from_kernel, inherit_values, to_kernel
-from ._base import GRAMMAR_CONSTRAINTS, base_kernel_names
+from ._base import GRAMMAR_CONSTRAINTS, BaseKernels, base_kernel_names
 
 __all__ = ["KernelSearchCV"]
 
@@ -144,25 +146,25 @@ class KernelSearchCV(BaseSearchCV):
 
     def __init__(
         self,
-        estimator,
+        estimator: Any,
         *,
-        kernels=None,
-        base_kernels=None,
-        grammar=None,
-        scoring=None,
-        cv=None,
-        max_depth=3,
-        search="greedy",
-        beam_width=2,
-        add_noise=True,
-        refit=True,
-        n_jobs=None,
-        error_score=np.nan,
-        verbose=0,
-        return_train_score=False,
-        kernel_param="kernel",
-        pre_dispatch="2*n_jobs",
-    ):
+        kernels: Sequence[Kernel] | None = None,
+        base_kernels: BaseKernels | None = None,
+        grammar: str | Grammar | None = None,
+        scoring: Any = None,
+        cv: Any = None,
+        max_depth: int = 3,
+        search: str = "greedy",
+        beam_width: int = 2,
+        add_noise: bool = True,
+        refit: bool | str | Callable[..., Any] = True,
+        n_jobs: int | None = None,
+        error_score: str | float = np.nan,
+        verbose: int = 0,
+        return_train_score: bool = False,
+        kernel_param: str = "kernel",
+        pre_dispatch: int | str = "2*n_jobs",
+    ) -> None:
         super().__init__(
             estimator=estimator,
             scoring=scoring,

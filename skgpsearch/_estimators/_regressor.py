@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
-from sklearn.base import BaseEstimator, RegressorMixin, clone
+from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
@@ -22,8 +22,9 @@ from .._search import (
     warn_about_outliers,
 )
 from ..criteria import get_criterion
+from ..grammar import Grammar
 from ..inspection import Decomposition, RegressionView, decompose, describe
-from ._base import StructureSearchMixin
+from ._base import BaseKernels, CandidateEstimator, CriterionLike, RandomStateLike, StructureSearchMixin
 
 __all__ = ["CompositionalGPRegressor"]
 
@@ -113,14 +114,12 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
     likelihood : {"gaussian", "student_t"}, default="gaussian"
         Noise model. ``"gaussian"``: exact GP regression. ``"student_t"``:
         robust regression, y = f + σ t_ν, fitted by the Laplace approximation
-        (the engine of the classifier), with a constant latent mean; a few
-        gross outliers then cost little and do not distort the structure or
-        the noise level. The targets are normalised by their median and
-        median absolute deviation. Criteria: those computed from the
-        evidence (``"bic"``, ``"aic"``, ``"bic_light"``, ``"lml"``, with the
-        Laplace-approximate evidence) and callables; ``objective="lml"``.
-        A Gaussian model warns (:class:`OutlierWarning`) when a training
-        point's leave-one-out residual exceeds 5 robust standard deviations.
+        with a constant latent mean, so that a few gross outliers do not
+        distort the structure or the noise level (targets normalised by their
+        median and MAD; criteria computed from the evidence and callables;
+        ``objective="lml"``). A Gaussian model warns (:class:`OutlierWarning`)
+        when a training point's leave-one-out residual exceeds 5 robust
+        standard deviations.
     degrees_of_freedom : float or None, default=4.0
         ν of the Student-t noise: a number fixes it (1 is Cauchy noise; 4 is a
         common robust choice), ``None`` learns it in [1, 200] with the other
@@ -128,25 +127,19 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
         scale on small data, where the Laplace evidence then rewards
         flexible structures (see the user guide); only used with
         ``likelihood="student_t"``.
-
     approximation : {"auto", "exact", "sparse"}, default="auto"
         ``"exact"``: exact GP regression (O(n³) per likelihood evaluation).
         ``"sparse"``: a sparse variational GP (SGPR/VFE, Titsias 2009) with
         ``n_inducing`` inducing inputs from a k-means clustering of ``X``,
         fitted by maximising its collapsed evidence bound (O(n m²) per
-        evaluation, O(n m) memory); starts are screened on an exact GP of a
-        400-row subset. The bound, a lower bound of the log evidence, then
-        stands in for the evidence: ``"bic"``, ``"aic"``, ``"bic_light"``,
-        ``"lml"`` and callables work, the other criteria need
-        ``approximation="exact"``; ``objective="lml"`` only; Gaussian noise
-        only. ``"auto"``: exact up to ``SPARSE_THRESHOLD`` (3000) rows,
-        sparse above. With more than 2000 rows and an evidence criterion,
-        a sparse model's structures are searched on 2000 random rows with
-        the exact GP, and the 4 best are refitted on 5 times as many rows,
-        the better half of them on 5 times more, and so on up to all the
-        rows (successive halving; listed in ``search_results_`` as
-        finalists), so that the search costs one search on a subset plus a
-        few fits on all the data.
+        evaluation); the bound stands in for the evidence, so ``"bic"``,
+        ``"aic"``, ``"bic_light"``, ``"lml"`` and callables work, with
+        ``objective="lml"`` and Gaussian noise. ``"auto"``: exact up to 3000
+        rows, sparse above. With more than 2000 rows and an evidence
+        criterion, a sparse model's structures are explored on 2000 rows,
+        and the 4 best are refitted on ever more rows up to all of them
+        (successive halving; the ``"finalist"`` rows of ``search_results_``;
+        see the user guide).
     n_inducing : int, default=256
         Inducing inputs of the sparse approximation (at most the number of
         distinct rows).
@@ -255,29 +248,29 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
 
     def __init__(
         self,
-        base_kernels=("SE", "RQ", "PER", "LIN"),
+        base_kernels: BaseKernels = ("SE", "RQ", "PER", "LIN"),
         *,
-        grammar="compositional",
-        criterion="bic",
-        max_depth=None,
-        max_fits_per_depth=32,
-        search="greedy",
-        beam_width=2,
-        objective="lml",
-        n_restarts=2,
-        normalize_y=True,
-        max_optimize_samples=None,
-        max_candidates=None,
-        time_budget=None,
-        n_jobs=None,
-        random_state=None,
-        verbose=0,
-        model_averaging=None,
-        likelihood="gaussian",
-        degrees_of_freedom=4.0,
-        approximation="auto",
-        n_inducing=256,
-    ):
+        grammar: str | Grammar = "compositional",
+        criterion: CriterionLike = "bic",
+        max_depth: int | None = None,
+        max_fits_per_depth: int | None = 32,
+        search: str = "greedy",
+        beam_width: int = 2,
+        objective: str = "lml",
+        n_restarts: int = 2,
+        normalize_y: bool = True,
+        max_optimize_samples: int | None = None,
+        max_candidates: int | None = None,
+        time_budget: float | None = None,
+        n_jobs: int | None = None,
+        random_state: RandomStateLike = None,
+        verbose: int = 0,
+        model_averaging: int | None = None,
+        likelihood: str = "gaussian",
+        degrees_of_freedom: float | None = 4.0,
+        approximation: str = "auto",
+        n_inducing: int = 256,
+    ) -> None:
         self.base_kernels = base_kernels
         self.grammar = grammar
         self.criterion = criterion
@@ -320,7 +313,7 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
         self._check_n_jobs()
         grammar = self._grammar()
         criterion = self._criterion()
-        fitter = self._model_fitter(X, y, criterion, make_estimator=_CandidateEstimator(self._unfitted_copy(), X, y))
+        fitter = self._model_fitter(X, y, criterion, make_estimator=CandidateEstimator(self._unfitted_copy(), X, y))
         outcome = self._run_pipeline(fitter, grammar, criterion, self._base_seed())
         self._adopt(fitter.models(outcome), X, y, outcome.weights)
         self.diagnostics_ = list(outcome.best.diagnostics)
@@ -374,34 +367,14 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
         model._adopt([fitted], X, y)
         return model
 
-    def _unfitted_copy(self) -> CompositionalGPRegressor:
-        """A clone that knows the input features (for views and refits)."""
-        model = clone(self)
-        model.n_features_in_ = self.n_features_in_
-        if hasattr(self, "feature_names_in_"):
-            model.feature_names_in_ = self.feature_names_in_
-        return model
-
     def _explanation_view(self) -> RegressionView:
         """What :mod:`skgpsearch.inspection` reads from this model (see :class:`~skgpsearch.inspection.RegressionView`)."""
         check_is_fitted(self)
-        model = self._model
-        robust = model.engine == "student_t"
-        return RegressionView(
-            kernel=model.kernel,
-            posterior=model.posterior,
-            # a sparse posterior's weights are on the inducing inputs
-            X_train=self.inducing_inputs_ if model.engine == "sparse" else self.X_train_,
-            y_train=self.y_train_,
-            y_mean=float(model.y_mean),
-            y_std=float(model.y_std),
-            noise_variance=float(self.noise_variance_),
-            # Student-t noise: shares of the variance of the targets without their gross outliers
-            target_variance=model.robust_target_variance(self.y_train_) if robust else float(np.var(self.y_train_)),
-        )
+        return RegressionView(**self._model.explanation_fields(self.X_train_, self.y_train_))
 
     # -- prediction ---------------------------------------------------------------
-    def predict(self, X: ArrayLike, return_std: bool = False, return_cov: bool = False):
+    def predict(self, X: ArrayLike, return_std: bool = False,
+                return_cov: bool = False) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
         """Posterior mean of the latent function, with its std or covariance.
 
         The std and covariance are those of the noise-free function f; add
@@ -445,7 +418,8 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
         mean, cov = self.predict(X, return_cov=True)
         return rng.multivariate_normal(mean, cov, n_samples).T
 
-    def log_marginal_likelihood(self, theta: ArrayLike | None = None, eval_gradient: bool = False):
+    def log_marginal_likelihood(self, theta: ArrayLike | None = None,
+                                eval_gradient: bool = False) -> float | tuple[float, np.ndarray]:
         """Log marginal likelihood of the training targets (original units).
 
         Parameters
@@ -507,19 +481,3 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
         tags.target_tags.single_output = True
         tags.target_tags.multi_output = False
         return tags
-
-
-class _CandidateEstimator:
-    """Turns a candidate's fitted model into a fitted regressor: what a criterion that reads a model receives.
-
-    It carries the training data of the running fit (explicitly: the fit's
-    context is not parked on the estimator) and an unfitted copy of it.
-    """
-
-    def __init__(self, template: CompositionalGPRegressor, X: np.ndarray, y: np.ndarray) -> None:
-        self.template, self.X, self.y = template, X, y
-
-    def __call__(self, model: RegressionModel) -> CompositionalGPRegressor:
-        view = self.template._unfitted_copy()
-        view._adopt([model], self.X, self.y)
-        return view

@@ -125,6 +125,22 @@ class RegressionModel:
             "L_": None,
         }
 
+    def explanation_fields(self, X: np.ndarray, y: np.ndarray) -> dict[str, Any]:
+        """The fields of :class:`~skgpsearch.inspection.RegressionView` for training data (X, y) in original units."""
+        robust = self.engine == "student_t"
+        return dict(
+            kernel=self.kernel,
+            posterior=self.posterior,
+            # a sparse posterior's weights are on the inducing inputs
+            X_train=self.inducing_inputs if self.engine == "sparse" else X,
+            y_train=y,
+            y_mean=float(self.y_mean),
+            y_std=float(self.y_std),
+            noise_variance=float(self.fitted_attributes()["noise_variance_"]),
+            # Student-t noise: shares of the variance of the targets without their gross outliers
+            target_variance=self.robust_target_variance(y) if robust else float(np.var(y)),
+        )
+
     def normalised(self, y: np.ndarray) -> np.ndarray:
         """Targets on the fitting scale."""
         return (y - self.y_mean) / self.y_std

@@ -6,6 +6,7 @@ import contextvars
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import TextIO
 
 import numpy as np
 
@@ -66,7 +67,7 @@ def progress_callback(verbose: int | bool) -> ProgressCallback | None:
     return print_progress() if verbose else None
 
 
-def print_progress(file=None) -> Callable[[LevelReport | str], None]:
+def print_progress(file: TextIO | None = None) -> ProgressCallback:
     """A progress callback that prints one line per depth (what ``verbose=1`` shows) to ``file`` (stdout)."""
 
     def report(event: LevelReport | str) -> None:

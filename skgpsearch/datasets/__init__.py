@@ -11,7 +11,7 @@ from sklearn.utils import Bunch
 __all__ = ["load_mauna_loa"]
 
 
-def load_mauna_loa(*, return_X_y=False, n_samples=None):
+def load_mauna_loa(*, return_X_y: bool = False, n_samples: int | None = None) -> Bunch | tuple[np.ndarray, np.ndarray]:
     """Monthly Mauna Loa CO2 concentrations, 1958-03 to 2003-12 (545 months).
 
     Parameters

@@ -5,6 +5,8 @@ numerical kernels and the conversion to and from scikit-learn kernels are in
 :mod:`skgpsearch.kernels`.
 """
 
+from __future__ import annotations
+
 from ._expr import CHANGE_OPERATORS, Base, Change, Expr, Product, Sum, add, multiply
 from ._grammars import (
     CompositionalGrammar,

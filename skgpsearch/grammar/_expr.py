@@ -46,7 +46,8 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any
 
 from ._kinds import get_kind, kind_rank
 
@@ -93,7 +94,7 @@ class Expr:
 
     # -- identity -----------------------------------------------------------
     @property
-    def key(self):
+    def key(self) -> tuple[Any, ...]:
         """Sort key defining the canonical total order of expressions."""
         return self._key
 
@@ -133,7 +134,7 @@ class Expr:
     def __repr__(self):
         return f"parse({self.to_string()!r})"
 
-    def to_string(self, feature_names=None):
+    def to_string(self, feature_names: Sequence[str] | None = None) -> str:
         """Canonical text notation, e.g. ``"SE(0) + PER(0) * LIN(1)"``.
 
         Parameters
@@ -146,11 +147,11 @@ class Expr:
 
     # -- structure ----------------------------------------------------------
     @property
-    def operands(self):
+    def operands(self) -> tuple[Expr, ...]:
         """Direct sub-expressions (empty for a base kernel)."""
         return ()
 
-    def subexpressions(self):
+    def subexpressions(self) -> Iterator[tuple[tuple[int, ...], Expr]]:
         """All nodes of the tree as ``(path, node)`` pairs, root first.
 
         A path is the tuple of operand indices leading from the root to the
@@ -163,7 +164,7 @@ class Expr:
             for i in reversed(range(len(node.operands))):
                 stack.append((path + (i,), node.operands[i]))
 
-    def replace(self, path, new):
+    def replace(self, path: Sequence[int], new: Expr) -> Expr:
         """Return the canonical expression with the node at ``path`` replaced."""
         if not path:
             return new
@@ -176,27 +177,27 @@ class Expr:
         raise NotImplementedError
 
     @property
-    def leaves(self):
+    def leaves(self) -> tuple[Base, ...]:
         """Base kernels of the expression in canonical (depth-first) order."""
         return tuple(node for _, node in self.subexpressions() if isinstance(node, Base))
 
     @property
-    def columns(self):
+    def columns(self) -> tuple[int, ...]:
         """Sorted tuple of the input columns the expression depends on."""
         columns = {c for leaf in self.leaves for c in leaf.columns}
         columns.update(node.column for node in self.changes)
         return tuple(sorted(columns))
 
     @property
-    def changes(self):
+    def changes(self) -> tuple[Change, ...]:
         """Changepoint and change-window nodes of the expression (depth-first order)."""
         return tuple(node for _, node in self.subexpressions() if isinstance(node, Change))
 
-    def terms(self):
+    def terms(self) -> tuple[Expr, ...]:
         """Top-level additive operands (the expression itself if not a sum)."""
         return (self,)
 
-    def sum_of_products(self):
+    def sum_of_products(self) -> tuple[Expr, ...]:
         """The distributed form: a tuple of terms, each a base or a product of bases.
 
         ``(SE(0) + PER(0)) * LIN(0)`` gives ``(SE(0) * LIN(0), PER(0) * LIN(0))``.
@@ -206,21 +207,21 @@ class Expr:
         raise NotImplementedError
 
     @property
-    def n_base_kernels(self):
+    def n_base_kernels(self) -> int:
         """Number of base-kernel occurrences."""
         return len(self.leaves)
 
     @property
-    def n_terms(self):
+    def n_terms(self) -> int:
         """Number of additive terms of the distributed form."""
         raise NotImplementedError
 
     @property
-    def max_factors(self):
+    def max_factors(self) -> int:
         """Largest number of base kernels in one term of the distributed form."""
         raise NotImplementedError
 
-    def free_amplitudes(self):
+    def free_amplitudes(self) -> tuple[bool, ...]:
         """Which leaves keep a free amplitude, aligned with :attr:`leaves`.
 
         In a product only one factor's scale is identifiable; the others are
@@ -233,7 +234,7 @@ class Expr:
         return tuple(flags)
 
     @property
-    def n_hyperparameters(self):
+    def n_hyperparameters(self) -> int:
         """Number of free scalar kernel hyperparameters (amplitudes counted once per product).
 
         The likelihood's noise variance is not part of the expression and is
@@ -247,15 +248,15 @@ class Expr:
         return total
 
     @property
-    def has_values(self):
+    def has_values(self) -> bool:
         """Whether any base kernel (or change operator) carries hyperparameter values."""
         return any(leaf.params for leaf in self.leaves) or any(node.params for node in self.changes)
 
-    def without_values(self):
+    def without_values(self) -> Expr:
         """The same structure with all hyperparameter values dropped."""
         return _without_values(self)
 
-    def map_leaves(self, function):
+    def map_leaves(self, function: Callable[[Base], Expr]) -> Expr:
         """Rebuild the expression with every base kernel replaced by ``function(leaf)``."""
         raise NotImplementedError
 
@@ -283,7 +284,12 @@ class Base(Expr):
 
     __slots__ = ("kind", "_columns", "_params")
 
-    def __init__(self, kind, columns=(), params=None):
+    def __init__(
+        self,
+        kind: str,
+        columns: int | Iterable[int] = (),
+        params: Mapping[str, float | Iterable[float] | None] | None = None,
+    ) -> None:
         self.kind = get_kind(kind)
         self._columns = _validate_columns(self.kind, columns)
         self._params = _validate_params(self.kind, self._columns, params)
@@ -293,24 +299,24 @@ class Base(Expr):
         return (Base, (self.kind.name, self._columns, dict(self._params)))
 
     @property
-    def name(self):
+    def name(self) -> str:
         """Kind name, e.g. ``"SE"``."""
         return self.kind.name
 
     @property
-    def columns(self):
+    def columns(self) -> tuple[int, ...]:
         return self._columns
 
     @property
-    def params(self):
+    def params(self) -> dict[str, float | tuple[float, ...]]:
         """Hyperparameter values carried by this node (a new dict)."""
         return dict(self._params)
 
-    def with_params(self, params):
+    def with_params(self, params: Mapping[str, float | Iterable[float] | None] | None) -> Base:
         """The same base kernel carrying ``params`` (replacing any values)."""
         return Base(self.kind.name, self._columns, params)
 
-    def to_string(self, feature_names=None):
+    def to_string(self, feature_names: Sequence[str] | None = None) -> str:
         if self.kind.columns == "none":
             return self.kind.name
         cols = ", ".join(format_column(c, feature_names) for c in self._columns)
@@ -319,18 +325,18 @@ class Base(Expr):
     def _rebuild(self, operands):
         return self
 
-    def sum_of_products(self):
+    def sum_of_products(self) -> tuple[Expr, ...]:
         return (self,)
 
     @property
-    def n_terms(self):
+    def n_terms(self) -> int:
         return 1
 
     @property
-    def max_factors(self):
+    def max_factors(self) -> int:
         return 1
 
-    def map_leaves(self, function):
+    def map_leaves(self, function: Callable[[Base], Expr]) -> Expr:
         return function(self)
 
 
@@ -350,13 +356,13 @@ class _Compound(Expr):
         return self
 
     @property
-    def operands(self):
+    def operands(self) -> tuple[Expr, ...]:
         return self._operands
 
     def __reduce__(self):
         return (_make_compound, (type(self).__name__, self._operands))
 
-    def map_leaves(self, function):
+    def map_leaves(self, function: Callable[[Base], Expr]) -> Expr:
         return self._rebuild([op.map_leaves(function) for op in self._operands])
 
 
@@ -369,24 +375,24 @@ class Sum(_Compound):
     def __new__(cls, *operands):
         return add(*operands)
 
-    def to_string(self, feature_names=None):
+    def to_string(self, feature_names: Sequence[str] | None = None) -> str:
         return " + ".join(op.to_string(feature_names) for op in self._operands)
 
     def _rebuild(self, operands):
         return add(*operands)
 
-    def terms(self):
+    def terms(self) -> tuple[Expr, ...]:
         return self._operands
 
-    def sum_of_products(self):
+    def sum_of_products(self) -> tuple[Expr, ...]:
         return tuple(t for op in self._operands for t in op.sum_of_products())
 
     @property
-    def n_terms(self):
+    def n_terms(self) -> int:
         return sum(op.n_terms for op in self._operands)
 
     @property
-    def max_factors(self):
+    def max_factors(self) -> int:
         return max(op.max_factors for op in self._operands)
 
 
@@ -399,7 +405,7 @@ class Product(_Compound):
     def __new__(cls, *operands):
         return multiply(*operands)
 
-    def to_string(self, feature_names=None):
+    def to_string(self, feature_names: Sequence[str] | None = None) -> str:
         parts = []
         for op in self._operands:
             text = op.to_string(feature_names)
@@ -409,22 +415,22 @@ class Product(_Compound):
     def _rebuild(self, operands):
         return multiply(*operands)
 
-    def sum_of_products(self):
+    def sum_of_products(self) -> tuple[Expr, ...]:
         terms = [()]
         for op in self._operands:
             terms = [t + (s,) for t in terms for s in op.sum_of_products()]
         return tuple(multiply(*t) for t in terms)
 
     @property
-    def n_terms(self):
+    def n_terms(self) -> int:
         return math.prod(op.n_terms for op in self._operands)
 
     @property
-    def max_factors(self):
+    def max_factors(self) -> int:
         return sum(op.max_factors for op in self._operands)
 
     @property
-    def scale_keeper(self):
+    def scale_keeper(self) -> int:
         """Index of the operand whose scale stays free (see ``free_amplitudes``)."""
         return _scale_keeper(self._operands)
 
@@ -460,7 +466,14 @@ class Change(Expr):
     __slots__ = ("operator", "column", "_operands", "_params")
     _tag = 3
 
-    def __init__(self, operator, column, first, second, params=None):
+    def __init__(
+        self,
+        operator: str,
+        column: int,
+        first: Expr,
+        second: Expr,
+        params: Mapping[str, float | None] | None = None,
+    ) -> None:
         name = operator.upper() if isinstance(operator, str) else operator
         if name not in CHANGE_OPERATORS:
             raise ValueError(f"Unknown change operator {operator!r}; known are: {', '.join(CHANGE_OPERATORS)}.")
@@ -479,48 +492,48 @@ class Change(Expr):
         return (Change, (self.operator, self.column, *self._operands, dict(self._params)))
 
     @property
-    def name(self):
+    def name(self) -> str:
         """Operator name, ``"CP"`` or ``"CW"``."""
         return self.operator
 
     @property
-    def parameter_names(self):
+    def parameter_names(self) -> tuple[str, ...]:
         """The operator's own hyperparameters, in theta order."""
         return CHANGE_OPERATORS[self.operator][0]
 
     @property
-    def operands(self):
+    def operands(self) -> tuple[Expr, ...]:
         return self._operands
 
     @property
-    def params(self):
+    def params(self) -> dict[str, float]:
         """Values of the operator's own hyperparameters carried by this node (a new dict)."""
         return dict(self._params)
 
-    def with_params(self, params):
+    def with_params(self, params: Mapping[str, float | None] | None) -> Change:
         """The same node carrying ``params`` for its own hyperparameters (replacing any)."""
         return Change(self.operator, self.column, *self._operands, params)
 
-    def to_string(self, feature_names=None):
+    def to_string(self, feature_names: Sequence[str] | None = None) -> str:
         first, second = (op.to_string(feature_names) for op in self._operands)
         return f"{self.operator}({format_column(self.column, feature_names)}, {first}, {second})"
 
     def _rebuild(self, operands):
         return Change(self.operator, self.column, *operands, dict(self._params))
 
-    def sum_of_products(self):
+    def sum_of_products(self) -> tuple[Expr, ...]:
         # the switch multiplies every term of each side by a different function: one term
         return (self,)
 
     @property
-    def n_terms(self):
+    def n_terms(self) -> int:
         return 1
 
     @property
-    def max_factors(self):
+    def max_factors(self) -> int:
         return max(op.max_factors for op in self._operands)
 
-    def map_leaves(self, function):
+    def map_leaves(self, function: Callable[[Base], Expr]) -> Expr:
         return self._rebuild([op.map_leaves(function) for op in self._operands])
 
 
@@ -637,7 +650,7 @@ def _check_operands(exprs, op):
             )
 
 
-def add(*exprs):
+def add(*exprs: Expr) -> Expr:
     """Canonical sum of expressions (see the canonical-form rules)."""
     _check_operands(exprs, "add")
     operands = []
@@ -651,7 +664,7 @@ def add(*exprs):
     return Sum._make(operands)
 
 
-def multiply(*exprs):
+def multiply(*exprs: Expr) -> Expr:
     """Canonical product of expressions (see the canonical-form rules)."""
     _check_operands(exprs, "multiply")
     operands = []

@@ -4,6 +4,8 @@ Plotting needs matplotlib (the ``plot`` extra); it is imported only when a plott
 function (or a report with figures) is called.
 """
 
+from __future__ import annotations
+
 from ._decompose import Component, Decomposition, Switch, SwitchedKernel, additive_terms, decompose
 from ._describe import ard_relevances, describe
 from ._plots import plot_components, plot_fit, plot_search_path

@@ -21,6 +21,7 @@ of k2 by 1 − s (:class:`SwitchedKernel`); a component records where it is acti
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,7 +31,7 @@ from sklearn.gaussian_process import kernels as sk
 from sklearn.utils.validation import validate_data
 
 from ..kernels import from_kernel
-from ..kernels._change import ChangePoint, _ChangeOperator
+from ..kernels._change import ChangePoint, ChangeWindow, _ChangeOperator
 from ..kernels._core import _as_2d
 from ..kernels._specs import WhiteNoise
 from ._views import ClassificationView, RegressionView, explanation_view
@@ -56,12 +57,12 @@ class SwitchedKernel(sk.Kernel):
     side : {"first", "second"}, default="first"
     """
 
-    def __init__(self, kernel, change, side="first"):
+    def __init__(self, kernel: sk.Kernel, change: ChangePoint | ChangeWindow, side: str = "first") -> None:
         self.kernel = kernel
         self.change = change
         self.side = side
 
-    def weights(self, X):
+    def weights(self, X: ArrayLike) -> np.ndarray:
         """w at the rows of ``X``."""
         if self.side not in ("first", "second"):
             raise ValueError(f"side must be 'first' or 'second', got {self.side!r}.")
@@ -69,7 +70,9 @@ class SwitchedKernel(sk.Kernel):
         s, t, _ = self.change.switch_and_derivatives(self.change._column_values(X, "X"))
         return s if self.side == "first" else t
 
-    def __call__(self, X, Y=None, eval_gradient=False):
+    def __call__(
+        self, X: np.ndarray, Y: np.ndarray | None = None, eval_gradient: bool = False
+    ) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
         if eval_gradient and Y is not None:
             raise ValueError("Gradient can only be evaluated when Y is None.")
         w_x = self.weights(X)
@@ -79,14 +82,14 @@ class SwitchedKernel(sk.Kernel):
             return K, np.empty(K.shape + (0,))
         return K
 
-    def diag(self, X):
+    def diag(self, X: np.ndarray) -> np.ndarray:
         return self.weights(X) ** 2 * self.kernel.diag(X)
 
-    def is_stationary(self):
+    def is_stationary(self) -> bool:
         return False
 
     @property
-    def requires_vector_input(self):
+    def requires_vector_input(self) -> bool:
         return True
 
     def __repr__(self):
@@ -119,12 +122,12 @@ class Switch:
     duration: float | None = None
 
     @property
-    def bounds(self):
+    def bounds(self) -> tuple[float, float]:
         """(start, end) of a window; (location, location) for a changepoint."""
         half = 0.5 * (self.duration or 0.0)
         return self.location - half, self.location + half
 
-    def to_string(self, names=None, spread=None):
+    def to_string(self, names: Sequence[str] | None = None, spread: float | None = None) -> str:
         """The region in symbols, e.g. ``year > 1978`` or ``1941 < year < 1945``."""
         var = names[self.column] if names is not None else f"x{self.column}"
         start, end = (position(v, spread) for v in self.bounds)
@@ -188,7 +191,9 @@ class Component:
     kernel: object = field(repr=False)
     switches: tuple = ()
 
-    def to_string(self, names=None, spread=None):
+    def to_string(
+        self, names: Sequence[str] | None = None, spread: Sequence[float] | np.ndarray | None = None
+    ) -> str:
         """The term in the text notation with the region it is active in, e.g. ``PER(year) for year > 1978``.
 
         ``spread``: the range of each column, to print positions to a hundredth of it.
@@ -243,7 +248,7 @@ class Decomposition:
     target_class: object = None
 
     @property
-    def mean(self):
+    def mean(self) -> np.ndarray:
         """Full posterior mean: ``offset`` plus the sum of the components' means."""
         total = np.full(self.X.shape[0], float(self.offset))
         for component in self.components:

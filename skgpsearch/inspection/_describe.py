@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 from scipy.stats import t as student_t
 
-from ..grammar import Base, Change, Product, parse
+from ..grammar import Base, Change, Expr, Product, parse
 from ._decompose import decompose, feature_names_of, position
 from ._views import ClassificationView, explanation_view
 
@@ -156,7 +156,7 @@ def _with_names(text, names):
         lambda m: f"{m.group(1)}({', '.join(names[int(c)] for c in m.group(2).split(', '))}", text)
 
 
-def ard_relevances(structure, ranges):
+def ard_relevances(structure: Expr, ranges: Sequence[float] | np.ndarray) -> list[tuple[Expr, dict[int, float]]]:
     """ARD relevances of the columns of each product of stationary kernels over several columns.
 
     A product of distance-based kernels (SE, RQ, Matérn) on different columns is

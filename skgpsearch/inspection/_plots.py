@@ -6,11 +6,18 @@ headless and in reports; matplotlib is imported only when a function here is cal
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
+from numpy.typing import ArrayLike
 from sklearn.utils.validation import check_is_fitted
 
 from ..grammar import parse
 from ._decompose import decompose, feature_names_of
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 __all__ = ["plot_components", "plot_fit", "plot_search_path"]
 
@@ -48,7 +55,14 @@ def _grid_along(X_train, columns, n_grid, extend=0.05):
     return grid, axes
 
 
-def plot_components(estimator, *, target_class=None, n_grid=200, max_components=None, feature_names=None):
+def plot_components(
+    estimator: Any,
+    *,
+    target_class: Any = None,
+    n_grid: int = 200,
+    max_components: int | None = None,
+    feature_names: Sequence[str] | None = None,
+) -> list[Figure]:
     """One figure per additive component of a fitted model.
 
     A component of one column is drawn as its posterior mean ± 2 standard
@@ -136,7 +150,14 @@ def plot_components(estimator, *, target_class=None, n_grid=200, max_components=
     return figures
 
 
-def plot_fit(estimator, X=None, y=None, *, n_grid=400, feature_names=None):
+def plot_fit(
+    estimator: Any,
+    X: ArrayLike | None = None,
+    y: ArrayLike | None = None,
+    *,
+    n_grid: int = 400,
+    feature_names: Sequence[str] | None = None,
+) -> Figure:
     """The full fit with the data.
 
     Regression with one input: the training data, the posterior mean with its
@@ -217,7 +238,7 @@ def _reliability(estimator, X, y, fig, ax):
     return fig
 
 
-def plot_search_path(estimator, *, feature_names=None):
+def plot_search_path(estimator: Any, *, feature_names: Sequence[str] | None = None) -> Figure:
     """The search: every candidate's criterion per depth and the best structure of each level.
 
     Parameters

@@ -7,12 +7,16 @@ import html
 import io
 import time
 import warnings
+from collections.abc import Iterable, Mapping, Sequence
+from os import PathLike
 from pathlib import Path
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 from sklearn.base import clone, is_classifier
 from sklearn.metrics import accuracy_score, log_loss, mean_squared_error, r2_score
-from sklearn.model_selection import KFold, StratifiedKFold, check_cv
+from sklearn.model_selection import BaseCrossValidator, KFold, StratifiedKFold, check_cv
 from sklearn.utils.validation import check_is_fitted
 
 from ..grammar import FixedStructureGrammar, default_base_kernels
@@ -22,8 +26,18 @@ from ._describe import _with_names, describe
 __all__ = ["compare_with_random_forest", "write_report"]
 
 
-def compare_with_random_forest(estimator, X, y, *, cv=5, refit="structure", n_estimators=500, random_state=0,
-                               n_jobs=None, feature_names=None):
+def compare_with_random_forest(
+    estimator: Any,
+    X: ArrayLike,
+    y: ArrayLike,
+    *,
+    cv: int | BaseCrossValidator | Iterable[Any] = 5,
+    refit: str = "structure",
+    n_estimators: int = 500,
+    random_state: int | np.random.RandomState | None = 0,
+    n_jobs: int | None = None,
+    feature_names: Sequence[str] | None = None,
+) -> dict[str, Any]:
     """Cross-validate a fitted model against a RandomForest on the same folds.
 
     Parameters
@@ -110,7 +124,7 @@ def _metrics(model, X, y, classification):
     return [float(np.sqrt(mean_squared_error(y, prediction))), r2_score(y, prediction) if len(y) > 1 else np.nan]
 
 
-def comparison_table(comparison):
+def comparison_table(comparison: Mapping[str, Any]) -> str:
     """The comparison as a markdown table."""
     metrics = comparison["metrics"]
     lines = ["| method | " + " | ".join(metrics) + " | fit seconds (all folds) |",
@@ -121,8 +135,22 @@ def comparison_table(comparison):
     return "\n".join(lines)
 
 
-def write_report(estimator, X, y, path, *, title=None, target_name=None, feature_names=None, compare=True, cv=5,
-                 refit="structure", random_state=0, comparison=None, max_candidates_listed=25):
+def write_report(
+    estimator: Any,
+    X: ArrayLike,
+    y: ArrayLike,
+    path: str | PathLike[str],
+    *,
+    title: str | None = None,
+    target_name: str | None = None,
+    feature_names: Sequence[str] | None = None,
+    compare: bool = True,
+    cv: int | BaseCrossValidator | Iterable[Any] = 5,
+    refit: str = "structure",
+    random_state: int | np.random.RandomState | None = 0,
+    comparison: Mapping[str, Any] | None = None,
+    max_candidates_listed: int = 25,
+) -> Path:
     """Write a report of a fitted model: HTML with inline images, or markdown with PNG files.
 
     Contents: the data summary, the chosen structure and its plain-language

@@ -13,7 +13,7 @@ nothing else from a model than these views and its public fitted attributes
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
 from scipy.linalg import solve_triangular
@@ -21,6 +21,9 @@ from sklearn.gaussian_process.kernels import Kernel
 from sklearn.utils.validation import check_is_fitted
 
 from ..grammar import Expr
+
+if TYPE_CHECKING:
+    from sklearn.gaussian_process import GaussianProcessRegressor
 
 __all__ = ["ClassificationView", "LatentModel", "RegressionView", "explanation_view", "sklearn_regression_view"]
 
@@ -107,7 +110,7 @@ class _CholeskyPosterior:
         return np.einsum("ij,ij->j", V, V)
 
 
-def sklearn_regression_view(model) -> RegressionView:
+def sklearn_regression_view(model: GaussianProcessRegressor) -> RegressionView:
     """The adapter of a fitted scikit-learn GaussianProcessRegressor (e.g. the ``best_estimator_`` of KernelSearchCV)."""
     check_is_fitted(model, "kernel_")
     if np.ndim(model.alpha_) != 1:
@@ -127,7 +130,7 @@ def sklearn_regression_view(model) -> RegressionView:
     )
 
 
-def explanation_view(estimator) -> RegressionView | ClassificationView:
+def explanation_view(estimator: Any) -> RegressionView | ClassificationView:
     """The view of a fitted model that the inspection tools read.
 
     Raises

@@ -7,6 +7,8 @@ default hyperparameters, engine profile, conversion from scikit-learn kernels
 -- is its :class:`KernelSpec` in :data:`SPECS` (see :func:`get_spec`).
 """
 
+from __future__ import annotations
+
 from ._base import (
     C,
     CPER,

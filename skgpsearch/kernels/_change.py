@@ -21,12 +21,15 @@ positive and log-transformed.
 from __future__ import annotations
 
 import numbers
+from collections.abc import Iterable
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy.special import expit
 from sklearn.gaussian_process.kernels import Hyperparameter, Kernel
 
-from ._core import _as_2d, _check_gradient_request
+from ._core import Bounds, _as_2d, _check_gradient_request
 
 __all__ = ["ChangePoint", "ChangeWindow"]
 
@@ -40,7 +43,7 @@ class _ChangeOperator(Kernel):
     _unconstrained = ("location",)
 
     # -- parameters ---------------------------------------------------------
-    def get_params(self, deep=True):
+    def get_params(self, deep: bool = True) -> dict[str, Any]:
         params = {name: getattr(self, name) for name in self._init_names()}
         if deep:
             for prefix in ("k1", "k2"):
@@ -59,7 +62,7 @@ class _ChangeOperator(Kernel):
         return [Hyperparameter(name, "numeric", getattr(self, name + "_bounds")) for name in self._own_names]
 
     @property
-    def hyperparameters(self):
+    def hyperparameters(self) -> list[Hyperparameter]:
         out = []
         for prefix in ("k1", "k2"):
             for hp in getattr(self, prefix).hyperparameters:
@@ -70,7 +73,7 @@ class _ChangeOperator(Kernel):
         return [hp.name for hp in self._own_hyperparameters() if not hp.fixed]
 
     @property
-    def theta(self):
+    def theta(self) -> np.ndarray:
         own = [
             float(getattr(self, name)) if name in self._unconstrained else np.log(float(getattr(self, name)))
             for name in self._free_own()
@@ -78,7 +81,7 @@ class _ChangeOperator(Kernel):
         return np.concatenate([self.k1.theta, self.k2.theta, np.asarray(own, dtype=float)])
 
     @theta.setter
-    def theta(self, theta):
+    def theta(self, theta: np.ndarray) -> None:
         theta = np.asarray(theta, dtype=float)
         n1, n2, own = self.k1.n_dims, self.k2.n_dims, self._free_own()
         if theta.size != n1 + n2 + len(own):
@@ -90,13 +93,13 @@ class _ChangeOperator(Kernel):
         self.k2.theta = theta[n1 : n1 + n2]
         self.set_own_theta(theta[n1 + n2 :])
 
-    def set_own_theta(self, values):
+    def set_own_theta(self, values: Iterable[float]) -> None:
         """Set the free own hyperparameters from their ``theta`` entries (locations as they are, the rest logged)."""
         for name, value in zip(self._free_own(), values):
             setattr(self, name, float(value) if name in self._unconstrained else float(np.exp(value)))
 
     @property
-    def bounds(self):
+    def bounds(self) -> np.ndarray:
         rows = [b for b in (self.k1.bounds, self.k2.bounds) if np.size(b)]
         for hp in self._own_hyperparameters():
             if not hp.fixed:
@@ -126,15 +129,17 @@ class _ChangeOperator(Kernel):
             raise ValueError(f"{type(self).__name__} switches on column {column}, but {name} has {X.shape[1]} columns.")
         return X[:, column]
 
-    def switch(self, x):
+    def switch(self, x: ArrayLike) -> np.ndarray:
         """Weight s(x) of ``k1`` at the column values ``x`` (``k2`` has 1 − s)."""
         return self.switch_and_derivatives(x)[0]
 
-    def switch_and_derivatives(self, x):
+    def switch_and_derivatives(self, x: ArrayLike) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """s(x), 1 − s(x) (computed without cancellation) and ∂s/∂θ_j of the free own θ_j, shape (n, p)."""
         raise NotImplementedError
 
-    def __call__(self, X, Y=None, eval_gradient=False):
+    def __call__(
+        self, X: np.ndarray, Y: np.ndarray | None = None, eval_gradient: bool = False
+    ) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
         _check_gradient_request(Y, eval_gradient)
         X = _as_2d(X)
         s_x, t_x, ds = self.switch_and_derivatives(self._column_values(X, "X"))
@@ -163,16 +168,16 @@ class _ChangeOperator(Kernel):
         )
         return K, gradient
 
-    def diag(self, X):
+    def diag(self, X: np.ndarray) -> np.ndarray:
         X = _as_2d(X)
         s, t, _ = self.switch_and_derivatives(self._column_values(X, "X"))
         return s * s * self.k1.diag(X) + t * t * self.k2.diag(X)
 
-    def is_stationary(self):
+    def is_stationary(self) -> bool:
         return False
 
     @property
-    def requires_vector_input(self):
+    def requires_vector_input(self) -> bool:
         return True
 
 
@@ -213,8 +218,15 @@ class ChangePoint(_ChangeOperator):
     _own_names = ("location", "width")
 
     def __init__(
-        self, k1, k2, column=0, location=0.0, width=1.0, location_bounds=(-1e5, 1e5), width_bounds=(1e-5, 1e5)
-    ):
+        self,
+        k1: Kernel,
+        k2: Kernel,
+        column: int = 0,
+        location: float = 0.0,
+        width: float = 1.0,
+        location_bounds: Bounds = (-1e5, 1e5),
+        width_bounds: Bounds = (1e-5, 1e5),
+    ) -> None:
         self.k1 = k1
         self.k2 = k2
         self.column = column
@@ -223,7 +235,7 @@ class ChangePoint(_ChangeOperator):
         self.location_bounds = location_bounds
         self.width_bounds = width_bounds
 
-    def switch_and_derivatives(self, x):
+    def switch_and_derivatives(self, x: ArrayLike) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         width = float(self.width)
         z = (np.asarray(x, dtype=float) - float(self.location)) / width
         s, t = expit(-z), expit(z)
@@ -270,16 +282,16 @@ class ChangeWindow(_ChangeOperator):
 
     def __init__(
         self,
-        k1,
-        k2,
-        column=0,
-        location=0.0,
-        duration=1.0,
-        width=0.1,
-        location_bounds=(-1e5, 1e5),
-        duration_bounds=(1e-5, 1e5),
-        width_bounds=(1e-5, 1e5),
-    ):
+        k1: Kernel,
+        k2: Kernel,
+        column: int = 0,
+        location: float = 0.0,
+        duration: float = 1.0,
+        width: float = 0.1,
+        location_bounds: Bounds = (-1e5, 1e5),
+        duration_bounds: Bounds = (1e-5, 1e5),
+        width_bounds: Bounds = (1e-5, 1e5),
+    ) -> None:
         self.k1 = k1
         self.k2 = k2
         self.column = column
@@ -290,7 +302,7 @@ class ChangeWindow(_ChangeOperator):
         self.duration_bounds = duration_bounds
         self.width_bounds = width_bounds
 
-    def switch_and_derivatives(self, x):
+    def switch_and_derivatives(self, x: ArrayLike) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         width, half = float(self.width), 0.5 * float(self.duration)
         x = np.asarray(x, dtype=float) - float(self.location)
         u1, u2 = (x + half) / width, (half - x) / width

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import numbers
+from collections.abc import Iterable
+from typing import Any
 
 import numpy as np
 from sklearn.gaussian_process.kernels import Hyperparameter, Kernel
@@ -41,12 +43,12 @@ class ActiveColumns(Kernel):
     (1,)
     """
 
-    def __init__(self, kernel, columns):
+    def __init__(self, kernel: Kernel, columns: int | Iterable[int]) -> None:
         self.kernel = kernel
         self.columns = columns
 
     # -- parameters ---------------------------------------------------------
-    def get_params(self, deep=True):
+    def get_params(self, deep: bool = True) -> dict[str, Any]:
         params = {"kernel": self.kernel, "columns": self.columns}
         if deep:
             for key, value in self.kernel.get_params(deep=True).items():
@@ -54,22 +56,22 @@ class ActiveColumns(Kernel):
         return params
 
     @property
-    def hyperparameters(self):
+    def hyperparameters(self) -> list[Hyperparameter]:
         return [
             Hyperparameter("kernel__" + hp.name, hp.value_type, hp.bounds, hp.n_elements, hp.fixed)
             for hp in self.kernel.hyperparameters
         ]
 
     @property
-    def theta(self):
+    def theta(self) -> np.ndarray:
         return self.kernel.theta
 
     @theta.setter
-    def theta(self, theta):
+    def theta(self, theta: np.ndarray) -> None:
         self.kernel.theta = theta
 
     @property
-    def bounds(self):
+    def bounds(self) -> np.ndarray:
         return self.kernel.bounds
 
     def __eq__(self, other):
@@ -114,15 +116,17 @@ class ActiveColumns(Kernel):
             )
         return X[:, cols]
 
-    def __call__(self, X, Y=None, eval_gradient=False):
+    def __call__(
+        self, X: np.ndarray, Y: np.ndarray | None = None, eval_gradient: bool = False
+    ) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
         return self.kernel(self._select(X, "X"), self._select(Y, "Y"), eval_gradient=eval_gradient)
 
-    def diag(self, X):
+    def diag(self, X: np.ndarray) -> np.ndarray:
         return self.kernel.diag(self._select(X, "X"))
 
-    def is_stationary(self):
+    def is_stationary(self) -> bool:
         return self.kernel.is_stationary()
 
     @property
-    def requires_vector_input(self):
+    def requires_vector_input(self) -> bool:
         return True

@@ -19,12 +19,17 @@ from __future__ import annotations
 
 import numbers
 from collections.abc import Mapping, Sequence
+from typing import Literal
 
 import numpy as np
 from scipy.spatial.distance import cdist, pdist, squareform
 from sklearn.gaussian_process.kernels import Hyperparameter, Kernel
 
 __all__ = ["CatalogueKernel", "StationaryProfile"]
+
+#: Bounds of a hyperparameter: a ``(lower, upper)`` pair, one pair per element (an array of shape
+#: (n_elements, 2)), or ``"fixed"``.
+Bounds = tuple[float, float] | np.ndarray | Literal["fixed"]
 
 
 def _as_2d(X, name="X"):
@@ -54,11 +59,11 @@ class CatalogueKernel(Kernel):
     kind = None
 
     @property
-    def hyperparameters(self):
+    def hyperparameters(self) -> list[Hyperparameter]:
         return [getattr(self, "hyperparameter_" + name) for name in self._hyperparameter_names]
 
     @property
-    def theta(self):
+    def theta(self) -> np.ndarray:
         theta = []
         for hp in self.hyperparameters:
             if hp.fixed:
@@ -70,7 +75,7 @@ class CatalogueKernel(Kernel):
         return np.hstack(theta) if theta else np.array([])
 
     @theta.setter
-    def theta(self, theta):
+    def theta(self, theta: np.ndarray) -> None:
         theta = np.asarray(theta, dtype=float)
         params, i = {}, 0
         for hp in self.hyperparameters:
@@ -90,7 +95,7 @@ class CatalogueKernel(Kernel):
         self.set_params(**params)
 
     @property
-    def bounds(self):
+    def bounds(self) -> np.ndarray:
         rows = []
         for hp in self.hyperparameters:
             if hp.fixed:
@@ -103,7 +108,7 @@ class CatalogueKernel(Kernel):
         return isinstance(getattr(self, name + "_bounds"), str) and getattr(self, name + "_bounds") == "fixed"
 
     @property
-    def hyperparameter_variance(self):
+    def hyperparameter_variance(self) -> Hyperparameter:
         return Hyperparameter("variance", "numeric", self.variance_bounds)
 
     def __repr__(self):
@@ -188,26 +193,32 @@ class _Stationary(CatalogueKernel):
     #: k = variance * g(r²): see :class:`StationaryProfile`.
     profile: StationaryProfile | None = None
 
-    def __init__(self, variance=1.0, lengthscale=1.0, variance_bounds=(1e-5, 1e5), lengthscale_bounds=(1e-5, 1e5)):
+    def __init__(
+        self,
+        variance: float = 1.0,
+        lengthscale: float | Sequence[float] | np.ndarray = 1.0,
+        variance_bounds: Bounds = (1e-5, 1e5),
+        lengthscale_bounds: Bounds = (1e-5, 1e5),
+    ) -> None:
         self.variance = variance
         self.lengthscale = lengthscale
         self.variance_bounds = variance_bounds
         self.lengthscale_bounds = lengthscale_bounds
 
     @property
-    def anisotropic(self):
+    def anisotropic(self) -> bool:
         return np.iterable(self.lengthscale) and len(self.lengthscale) > 1
 
     @property
-    def hyperparameter_lengthscale(self):
+    def hyperparameter_lengthscale(self) -> Hyperparameter:
         if self.anisotropic:
             return Hyperparameter("lengthscale", "numeric", self.lengthscale_bounds, len(self.lengthscale))
         return Hyperparameter("lengthscale", "numeric", self.lengthscale_bounds)
 
-    def is_stationary(self):
+    def is_stationary(self) -> bool:
         return True
 
-    def diag(self, X):
+    def diag(self, X: np.ndarray) -> np.ndarray:
         return np.full(_as_2d(X).shape[0], float(self.variance))
 
     def _scaled(self, X):
@@ -221,7 +232,9 @@ class _Stationary(CatalogueKernel):
     def _shape(self):
         return {name: float(getattr(self, name)) for name in self.profile.shape_parameters}
 
-    def __call__(self, X, Y=None, eval_gradient=False):
+    def __call__(
+        self, X: np.ndarray, Y: np.ndarray | None = None, eval_gradient: bool = False
+    ) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
         _check_gradient_request(Y, eval_gradient)
         X = _as_2d(X)
         Xs = self._scaled(X)

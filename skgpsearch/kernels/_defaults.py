@@ -39,7 +39,7 @@ kind's spec names the rules of its hyperparameters.
 from __future__ import annotations
 
 from ._specs import _inside, get_spec
-from ._summary import DataSummary, discrete_columns
+from ._summary import DataSummary
 
 __all__ = ["default_hyperparameters", "change_defaults", "unit_amplitude"]
 
@@ -74,7 +74,7 @@ def default_hyperparameters(kind: str, columns: tuple[int, ...], summary: DataSu
     return get_spec(kind).default_hyperparameters(columns, summary)
 
 
-def change_defaults(operator, column, summary):
+def change_defaults(operator: str, column: int, summary: DataSummary) -> dict[str, tuple[float, tuple[float, float]]]:
     """Initial values and bounds of a change operator's own hyperparameters.
 
     With the column's range [a, b], its median spacing h and span r = b − a:

@@ -21,7 +21,7 @@ never compares kind names, so a new base kernel is one section here plus one
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -31,6 +31,7 @@ from sklearn.gaussian_process.kernels import Hyperparameter, Kernel
 
 from ..grammar import Base, Expr, KernelKind, add, get_kind, multiply
 from ._core import (
+    Bounds,
     CatalogueKernel,
     StationaryProfile,
     _as_2d,
@@ -368,19 +369,19 @@ class RationalQuadratic(_Stationary):
 
     def __init__(
         self,
-        variance=1.0,
-        lengthscale=1.0,
-        alpha=1.0,
-        variance_bounds=(1e-5, 1e5),
-        lengthscale_bounds=(1e-5, 1e5),
-        alpha_bounds=(1e-5, 1e5),
-    ):
+        variance: float = 1.0,
+        lengthscale: float | Sequence[float] | np.ndarray = 1.0,
+        alpha: float = 1.0,
+        variance_bounds: Bounds = (1e-5, 1e5),
+        lengthscale_bounds: Bounds = (1e-5, 1e5),
+        alpha_bounds: Bounds = (1e-5, 1e5),
+    ) -> None:
         super().__init__(variance, lengthscale, variance_bounds, lengthscale_bounds)
         self.alpha = alpha
         self.alpha_bounds = alpha_bounds
 
     @property
-    def hyperparameter_alpha(self):
+    def hyperparameter_alpha(self) -> Hyperparameter:
         return Hyperparameter("alpha", "numeric", self.alpha_bounds)
 
 
@@ -426,13 +427,13 @@ class Periodic(CatalogueKernel):
 
     def __init__(
         self,
-        variance=1.0,
-        lengthscale=1.0,
-        period=1.0,
-        variance_bounds=(1e-5, 1e5),
-        lengthscale_bounds=(1e-5, 1e5),
-        period_bounds=(1e-5, 1e5),
-    ):
+        variance: float = 1.0,
+        lengthscale: float = 1.0,
+        period: float = 1.0,
+        variance_bounds: Bounds = (1e-5, 1e5),
+        lengthscale_bounds: Bounds = (1e-5, 1e5),
+        period_bounds: Bounds = (1e-5, 1e5),
+    ) -> None:
         self.variance = variance
         self.lengthscale = lengthscale
         self.period = period
@@ -441,17 +442,17 @@ class Periodic(CatalogueKernel):
         self.period_bounds = period_bounds
 
     @property
-    def hyperparameter_lengthscale(self):
+    def hyperparameter_lengthscale(self) -> Hyperparameter:
         return Hyperparameter("lengthscale", "numeric", self.lengthscale_bounds)
 
     @property
-    def hyperparameter_period(self):
+    def hyperparameter_period(self) -> Hyperparameter:
         return Hyperparameter("period", "numeric", self.period_bounds)
 
-    def is_stationary(self):
+    def is_stationary(self) -> bool:
         return True
 
-    def diag(self, X):
+    def diag(self, X: np.ndarray) -> np.ndarray:
         return np.full(_as_2d(X).shape[0], float(self.variance))
 
     @staticmethod
@@ -472,7 +473,9 @@ class Periodic(CatalogueKernel):
         arg = (np.pi / float(self.period)) * np.abs(X - Y.T)
         return arg, np.sin(arg)
 
-    def __call__(self, X, Y=None, eval_gradient=False):
+    def __call__(
+        self, X: np.ndarray, Y: np.ndarray | None = None, eval_gradient: bool = False
+    ) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
         arg, s = self._phase(X, Y, eval_gradient)
         inv_l2 = 1.0 / float(self.lengthscale) ** 2
         K = float(self.variance) * np.exp(-2.0 * inv_l2 * s * s)
@@ -531,7 +534,7 @@ _PER_SPEC = KernelSpec(
 # =======================================================================================
 
 
-def centred_periodic_normaliser(z):
+def centred_periodic_normaliser(z: float) -> tuple[float, float]:
     """D = 1 − e^(−z) I0(z) and dD/dz = e^(−z) (I0(z) − I1(z)) for the centred periodic kernel, z = 1/l².
 
     D is the variance left once the constant part e^(−z) I0(z) (the mean of the
@@ -582,7 +585,9 @@ class CentredPeriodic(Periodic):
 
     kind = "CPER"
 
-    def __call__(self, X, Y=None, eval_gradient=False):
+    def __call__(
+        self, X: np.ndarray, Y: np.ndarray | None = None, eval_gradient: bool = False
+    ) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
         arg, s = self._phase(X, Y, eval_gradient)
         z = 1.0 / float(self.lengthscale) ** 2
         D, dD_dz = centred_periodic_normaliser(z)
@@ -633,19 +638,25 @@ class Linear(CatalogueKernel):
     _hyperparameter_names = ("variance", "offset")
     _unconstrained = ("offset",)
 
-    def __init__(self, variance=1.0, offset=0.0, variance_bounds=(1e-5, 1e5), offset_bounds=(-1e5, 1e5)):
+    def __init__(
+        self,
+        variance: float = 1.0,
+        offset: float | Sequence[float] | np.ndarray = 0.0,
+        variance_bounds: Bounds = (1e-5, 1e5),
+        offset_bounds: Bounds = (-1e5, 1e5),
+    ) -> None:
         self.variance = variance
         self.offset = offset
         self.variance_bounds = variance_bounds
         self.offset_bounds = offset_bounds
 
     @property
-    def hyperparameter_offset(self):
+    def hyperparameter_offset(self) -> Hyperparameter:
         if np.iterable(self.offset) and len(self.offset) > 1:
             return Hyperparameter("offset", "numeric", self.offset_bounds, len(self.offset))
         return Hyperparameter("offset", "numeric", self.offset_bounds)
 
-    def is_stationary(self):
+    def is_stationary(self) -> bool:
         return False
 
     def _centred(self, X):
@@ -654,11 +665,13 @@ class Linear(CatalogueKernel):
             raise ValueError(f"Linear has {offset.size} offsets but X has {X.shape[1]} columns.")
         return X - offset
 
-    def diag(self, X):
+    def diag(self, X: np.ndarray) -> np.ndarray:
         Xc = self._centred(_as_2d(X))
         return float(self.variance) * np.einsum("ij,ij->i", Xc, Xc)
 
-    def __call__(self, X, Y=None, eval_gradient=False):
+    def __call__(
+        self, X: np.ndarray, Y: np.ndarray | None = None, eval_gradient: bool = False
+    ) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
         _check_gradient_request(Y, eval_gradient)
         Xc = self._centred(_as_2d(X))
         Yc = Xc if Y is None else self._centred(_as_2d(Y, "Y"))
@@ -843,18 +856,18 @@ _M52_SPEC = KernelSpec(Matern52, defaults=DISTANCE_DEFAULTS, sklearn_readers=(_m
 class _InputFreeKernel(CatalogueKernel):
     """The common part of the kernels without input dependence (C, WN): a variance, s2 on the diagonal."""
 
-    def __init__(self, variance=1.0, variance_bounds=(1e-5, 1e5)):
+    def __init__(self, variance: float = 1.0, variance_bounds: Bounds = (1e-5, 1e5)) -> None:
         self.variance = variance
         self.variance_bounds = variance_bounds
 
     @property
-    def requires_vector_input(self):
+    def requires_vector_input(self) -> bool:
         return False
 
-    def is_stationary(self):
+    def is_stationary(self) -> bool:
         return True
 
-    def diag(self, X):
+    def diag(self, X: np.ndarray) -> np.ndarray:
         return np.full(_num_samples(X), float(self.variance))
 
 
@@ -869,7 +882,9 @@ class Constant(_InputFreeKernel):
 
     kind = "C"
 
-    def __call__(self, X, Y=None, eval_gradient=False):
+    def __call__(
+        self, X: np.ndarray, Y: np.ndarray | None = None, eval_gradient: bool = False
+    ) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
         _check_gradient_request(Y, eval_gradient)
         n_y = _num_samples(X if Y is None else Y)
         K = np.full((_num_samples(X), n_y), float(self.variance))
@@ -906,7 +921,9 @@ class WhiteNoise(_InputFreeKernel):
 
     kind = "WN"
 
-    def __call__(self, X, Y=None, eval_gradient=False):
+    def __call__(
+        self, X: np.ndarray, Y: np.ndarray | None = None, eval_gradient: bool = False
+    ) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
         _check_gradient_request(Y, eval_gradient)
         n = _num_samples(X)
         if Y is not None:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 __all__ = ["DataSummary", "discrete_columns"]
 
@@ -31,7 +33,13 @@ class DataSummary:
     spacing_floored: np.ndarray | None = None
 
     @classmethod
-    def from_data(cls, X, y=None, discrete_features=None, spacing_floor=False):
+    def from_data(
+        cls,
+        X: ArrayLike,
+        y: ArrayLike | None = None,
+        discrete_features: ArrayLike | None = None,
+        spacing_floor: bool = False,
+    ) -> DataSummary:
         """Summarise training inputs ``X`` (n_samples, n_features) and optional targets ``y``.
 
         ``discrete_features`` (a boolean mask of the columns) puts the
@@ -86,7 +94,7 @@ class DataSummary:
         )
 
     @classmethod
-    def unit(cls, n_features):
+    def unit(cls, n_features: int) -> DataSummary:
         """Summary of standardised data (unit scales), used when no data is given."""
         ones = np.ones(n_features)
         return cls(
@@ -99,7 +107,7 @@ class DataSummary:
         )
 
     @property
-    def n_features(self):
+    def n_features(self) -> int:
         return self.mean.shape[0]
 
     def _check(self, columns):
@@ -109,16 +117,16 @@ class DataSummary:
                     f"The structure uses column {c}, but the data has {self.n_features} columns."
                 )
 
-    def spread(self, columns):
+    def spread(self, columns: Iterable[int]) -> float:
         s = float(np.sqrt(np.sum(self.std[list(columns)] ** 2)))
         return s if s > 0 else 1.0
 
-    def range(self, columns):
+    def range(self, columns: Iterable[int]) -> float:
         cols = list(columns)
         r = float(np.sqrt(np.sum((self.maximum[cols] - self.minimum[cols]) ** 2)))
         return r if r > 0 else 1.0
 
-    def lengthscale_floor_of(self, columns):
+    def lengthscale_floor_of(self, columns: Iterable[int]) -> float | None:
         """The largest lengthscale floor among ``columns`` (None without one)."""
         if self.lengthscale_floor is None:
             return None
@@ -126,12 +134,12 @@ class DataSummary:
         floors = floors[np.isfinite(floors) & (floors > 0)]
         return float(floors.max()) if floors.size else None
 
-    def smallest_gap(self, columns):
+    def smallest_gap(self, columns: Iterable[int]) -> float | None:
         gaps = self.min_gap[list(columns)]
         gaps = gaps[np.isfinite(gaps) & (gaps > 0)]
         return float(gaps.min()) if gaps.size else None
 
-    def typical_gap(self, columns):
+    def typical_gap(self, columns: Iterable[int]) -> float | None:
         """The largest median spacing of distinct values among ``columns`` (None if none)."""
         source = self.min_gap if self.median_gap is None else self.median_gap
         gaps = source[list(columns)]
@@ -139,7 +147,7 @@ class DataSummary:
         return float(gaps.max()) if gaps.size else None
 
 
-def discrete_columns(X):
+def discrete_columns(X: ArrayLike) -> np.ndarray:
     """Boolean mask of the columns that look discretised: few distinct values.
 
     A column is discretised when it has at most ``max(20, n_samples // 4)``

@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 
 from skgpsearch import CompositionalGPRegressor, LevelReport, search_progress
-from skgpsearch._candidates import SCREENED_OUT, CandidateFitter, CandidateRecord, run_candidate
-from skgpsearch._search import StructureSearch
+from skgpsearch._search._candidate_fitter import CandidateFitter
+from skgpsearch._search._loop import StructureSearch
+from skgpsearch._search._records import SCREENED_OUT, CandidateRecord, run_candidate
 from skgpsearch.grammar import CompositionalGrammar, parse
 from skgpsearch.kernels import DataSummary
 

@@ -13,8 +13,8 @@ from sklearn.gaussian_process.kernels import ConstantKernel as C
 from sklearn.model_selection import GridSearchCV, GroupKFold, KFold, cross_val_score
 from sklearn.pipeline import Pipeline, make_pipeline
 from sklearn.preprocessing import StandardScaler
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
+from conftest import estimator_checks
 from skgpsearch import KernelSearchCV
 from skgpsearch.criteria import get_criterion
 from skgpsearch.grammar import parse
@@ -28,12 +28,15 @@ y2 = (np.sin(2 * X2[:, 0]) + X2[:, 1] > 0).astype(int)
 KERNELS = [C() * RBF(), C() * RBF() + WhiteKernel(), DotProduct() + WhiteKernel()]
 
 
-@parametrize_with_checks(
-    [
+# the checks that fit on their largest data are slow
+@estimator_checks(
+    fast=[
         KernelSearchCV(GaussianProcessRegressor(), kernels=[RBF(), RBF() + WhiteKernel()]),
         KernelSearchCV(GaussianProcessRegressor(), base_kernels=("SE",), max_depth=1),
         KernelSearchCV(GaussianProcessClassifier(), kernels=[RBF()], scoring="accuracy", cv=2),
-    ]
+    ],
+    slow_checks={"check_regressors_train", "check_regressor_data_not_an_array", "check_regressors_int",
+                 "check_classifiers_train", "check_positive_only_tag_during_fit"},
 )
 def test_sklearn_estimator_checks(estimator, check):
     with warnings.catch_warnings():

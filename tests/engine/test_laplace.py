@@ -7,7 +7,7 @@ from scipy.special import expit, logit
 from sklearn.gaussian_process import GaussianProcessClassifier
 from sklearn.gaussian_process.kernels import RBF, ConstantKernel, WhiteKernel
 
-from skgpsearch._engine._classification import LaplacePosterior, LaplaceObjective, find_mode
+from skgpsearch._engine._laplace import LaplacePosterior, LaplaceObjective, find_mode
 from skgpsearch._engine._likelihoods import Logistic, Probit, RobustProbit, get_likelihood
 from skgpsearch.grammar import parse
 from skgpsearch.kernels import to_kernel
@@ -116,7 +116,7 @@ def test_gradient_matches_finite_differences(likelihood, text):
 def test_robust_gradient_with_negative_curvature_matches_finite_differences(monkeypatch):
     # confident wrong labels make W negative at the mode: the whitened path. Finite differences
     # of the value need the mode converged far beyond the default tolerance.
-    import skgpsearch._engine._classification as engine
+    import skgpsearch._engine._laplace as engine
 
     monkeypatch.setattr(engine, "NEWTON_TOL", 1e-13)
     X = np.linspace(-3, 3, 40)[:, None]

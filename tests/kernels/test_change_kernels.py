@@ -10,7 +10,7 @@ from sklearn.base import clone
 from sklearn.gaussian_process import GaussianProcessRegressor
 
 from skgpsearch._engine._kernel_tree import KernelTree
-from skgpsearch._engine._regression import RegressionObjective
+from skgpsearch._engine._exact import RegressionObjective
 from skgpsearch.kernels import (
     LIN,
     PER,

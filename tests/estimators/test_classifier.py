@@ -8,15 +8,18 @@ from scipy.special import expit
 from sklearn.base import clone
 from sklearn.gaussian_process import GaussianProcessClassifier
 from sklearn.gaussian_process.kernels import RBF, ConstantKernel
-from sklearn.utils.estimator_checks import parametrize_with_checks
+from conftest import estimator_checks
 
+import skgpsearch._estimators._classifier as classifier_module
+import skgpsearch._search._pipeline as pipeline_module
 from skgpsearch import CompositionalGPClassifier
-from skgpsearch._engine._classification import LaplaceObjective
+from skgpsearch._search import classification_summary
+from skgpsearch._engine._laplace import LaplaceObjective
 from skgpsearch.criteria import get_criterion
 from skgpsearch.grammar import parse
-from skgpsearch.inspection._report import _FixedStructure as _Fixed
+from skgpsearch.grammar import FixedStructureGrammar as _Fixed
 from skgpsearch.kernels import DataSummary, default_hyperparameters
-from skgpsearch.kernels._defaults import discrete_columns
+from skgpsearch.kernels import discrete_columns
 
 
 def _two_moons_like(n=150, seed=0, flip=0.0):
@@ -29,17 +32,18 @@ def _two_moons_like(n=150, seed=0, flip=0.0):
     return X, y
 
 
-@parametrize_with_checks(
-    [
-        CompositionalGPClassifier(max_depth=1, n_restarts=0, random_state=0),
-        CompositionalGPClassifier(max_depth=2, n_restarts=0, likelihood="robust", criterion="bic",
-                                  max_optimize_samples=20, random_state=0, model_averaging=2),
-    ]
+# the checks that fit on their largest data, and every check of the robust configuration, are slow
+@estimator_checks(
+    fast=[CompositionalGPClassifier(max_depth=1, n_restarts=0, random_state=0)],
+    slow=[CompositionalGPClassifier(max_depth=2, n_restarts=0, likelihood="robust", criterion="bic",
+                                    max_optimize_samples=20, random_state=0, model_averaging=2)],
+    slow_checks={"check_classifiers_train", "check_positive_only_tag_during_fit"},
 )
 def test_sklearn_estimator_checks(estimator, check):
     check(estimator)
 
 
+@pytest.mark.slow
 def test_finds_the_relevant_columns_and_predicts_well():
     X, y = _two_moons_like(n=200)
     clf = CompositionalGPClassifier(max_depth=3, random_state=0).fit(X, y)
@@ -92,6 +96,7 @@ def test_chosen_structure_is_refitted_on_all_the_rows():
     assert clf.best_score_ == pytest.approx(get_criterion("bic_light")(clf, X, y), rel=1e-9)
 
 
+@pytest.mark.slow
 def test_search_never_ends_below_the_ard_baseline():
     # the label depends on all four columns jointly: a depth-2 greedy search can use two of them,
     # the ARD product of the baselines uses all four and wins under the search's own criterion
@@ -147,6 +152,7 @@ def test_regression_only_criteria_are_refused():
         CompositionalGPClassifier(criterion="loo", max_depth=1).fit(X, y)
 
 
+@pytest.mark.slow
 def test_robust_likelihood_estimates_the_outlier_rate():
     # salt-and-pepper noise: a fraction rho of labels replaced by coin flips -> epsilon = rho
     rng = np.random.default_rng(3)
@@ -188,7 +194,7 @@ def test_multiclass_string_labels_one_structure_per_class():
     assert clf.best_score_ == pytest.approx(sum(parts), rel=1e-9)
 
 
-def test_discretised_features_floor_the_lengthscale():
+def test_discretised_features_floor_the_lengthscale(monkeypatch):
     rng = np.random.default_rng(0)
     n = 200
     X = np.column_stack([rng.integers(0, 8, size=n).astype(float), rng.normal(size=n)])
@@ -206,9 +212,9 @@ def test_discretised_features_floor_the_lengthscale():
     clf = CompositionalGPClassifier(max_depth=1, random_state=0).fit(X, y)
     # not marked discretised, column 0 still gets the floor of continuous columns: its median spacing, 1
     continuous = CompositionalGPClassifier(max_depth=1, random_state=0, discrete_features=False).fit(X, y)
-    free = CompositionalGPClassifier(max_depth=1, random_state=0)
-    free._data_summary = DataSummary.from_data  # no floor at all
-    free.fit(X, y)
+    with monkeypatch.context() as patch:
+        patch.setattr(classifier_module, "classification_summary", lambda X, option: DataSummary.from_data(X))
+        free = CompositionalGPClassifier(max_depth=1, random_state=0).fit(X, y)  # no floor at all
     leaf = [l for l in clf.structure_.leaves if l.columns == (0,)]
     assert leaf and all(l.params["lengthscale"] >= 1.0 - 1e-9 for l in leaf)
     # as a continuous column, a lengthscale at its spacing is a white-noise optimum: rejected, never chosen
@@ -228,7 +234,7 @@ def test_continuous_columns_floor_the_lengthscale_at_their_median_spacing():
     assert default_hyperparameters("SE", (1,), summary)["lengthscale"][1][0] == pytest.approx(1.0)  # discretised
     plain = DataSummary.from_data(X, discrete_features=discrete_columns(X))
     assert default_hyperparameters("SE", (0,), plain)["lengthscale"][1][0] == pytest.approx(0.5 * np.diff(X[:, 0]).min())
-    assert CompositionalGPClassifier()._data_summary(X).lengthscale_floor_of((0,)) == pytest.approx(spacing)
+    assert classification_summary(X).lengthscale_floor_of((0,)) == pytest.approx(spacing)
 
 
 def test_an_error_in_a_criterion_surfaces_as_itself():
@@ -319,6 +325,7 @@ def test_model_averaging_averages_the_probabilities_of_the_best_structures():
     assert np.all(np.argsort(clf.decision_function(X_test)) == np.argsort(by_hand))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("rate", [0.01, 0.05, 0.2])
 def test_probabilities_reach_the_base_rate_on_labels_without_structure(rate):
     """Imbalanced labels that do not depend on X: calibrated like the constant base-rate predictor.
@@ -345,7 +352,7 @@ def test_probabilities_reach_the_base_rate_on_labels_without_structure(rate):
 
 
 def test_white_noise_terms_are_recognised():
-    from skgpsearch._diagnostics import white_noise_term
+    from skgpsearch._search._diagnostics import white_noise_term
 
     X = np.random.default_rng(1).normal(size=(150, 2))
     from skgpsearch.grammar import Base, add, multiply
@@ -360,6 +367,7 @@ def test_white_noise_terms_are_recognised():
     assert white_noise_term(smooth, X) is None
 
 
+@pytest.mark.slow
 def test_screening_large_levels_fits_only_the_most_promising():
     """12 columns, labels from columns 3 and 7: with 6 fits per depth the relevant columns are still found."""
     rng = np.random.default_rng(4)
@@ -375,12 +383,11 @@ def test_screening_large_levels_fits_only_the_most_promising():
     assert {3, 7} <= set(clf.structure_.columns)
 
 
+@pytest.mark.slow
 def test_large_data_search_on_a_subset_then_finalists_on_more_rows(monkeypatch):
     # the scheme of large data, scaled down: search on 150 stratified rows, finalists refitted on 400
-    from skgpsearch import _classifier as classifier_module
-
-    monkeypatch.setattr(classifier_module, "SEARCH_ROWS", 150)
-    monkeypatch.setattr(classifier_module, "POSTERIOR_ROWS", 400)
+    monkeypatch.setattr(pipeline_module, "EXPLORE_ROWS", 150)
+    monkeypatch.setattr(pipeline_module, "LAPLACE_POSTERIOR_ROWS", 400)
     X, y = _two_moons_like(n=700, seed=3)
     y[:700:3] = 1  # unbalanced classes: the subsets must keep the proportions
     clf = CompositionalGPClassifier(max_depth=2, n_restarts=1, random_state=0).fit(X, y)
@@ -392,7 +399,7 @@ def test_large_data_search_on_a_subset_then_finalists_on_more_rows(monkeypatch):
     assert all(index[tuple(x)] == label for x, label in zip(model.X_train_, model.y_train_))
     results = clf.search_results_
     refits = [i for i, m in enumerate(results["message"]) if "finalist refitted on 400 rows" in m]
-    assert 1 <= len(refits) <= classifier_module.FIRST_FINALISTS
+    assert 1 <= len(refits) <= pipeline_module.FIRST_FINALISTS
     # the chosen model is the best refit, and its evidence is that of its 400 rows at its theta
     assert clf.best_score_ == pytest.approx(max(results["criterion"][i] for i in refits))
     objective = LaplaceObjective(clone(model.kernel_), model.X_train_, model.y_train_, model.likelihood)
@@ -405,7 +412,7 @@ def test_large_data_search_on_a_subset_then_finalists_on_more_rows(monkeypatch):
     assert clf.log_marginal_likelihood_value_ >= full.log_marginal_likelihood_value_ - 0.05
     assert any("baseline, fitted on the search's rows" in m for m in results["message"])
     # as accurate as the search on all the rows (the noisy labels cap both near 0.84)
-    monkeypatch.setattr(classifier_module, "SEARCH_ROWS", 10_000)
+    monkeypatch.setattr(pipeline_module, "EXPLORE_ROWS", 10_000)
     on_all_rows = clone(clf).fit(X, y)
     assert on_all_rows._binary_models[0].X_train_.shape == (700, 3)
     X_test, y_test = _two_moons_like(n=400, seed=4)

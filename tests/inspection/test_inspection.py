@@ -28,7 +28,7 @@ from skgpsearch.inspection import (
     write_report,
 )
 from skgpsearch.inspection._describe import IRRELEVANT_RELEVANCE, _ard_lines, describe_term
-from skgpsearch.inspection._report import _FixedStructure
+from skgpsearch.grammar import FixedStructureGrammar
 from skgpsearch.kernels import from_kernel, to_kernel
 
 from strategies import N_COLUMNS, expressions
@@ -283,7 +283,7 @@ def test_importing_the_package_does_not_import_matplotlib():
 
 def test_fixed_structure_refit_fits_one_candidate(additive_regression):
     model, frame, y, _, _ = additive_regression
-    refit = clone(model).set_params(grammar=_FixedStructure(model.structure_), max_depth=1,
+    refit = clone(model).set_params(grammar=FixedStructureGrammar(model.structure_), max_depth=1,
                                     base_kernels=("SE", "RQ", "PER", "LIN"))
     refit.fit(frame, y)
     assert refit.structure_ == model.structure_ and len(refit.search_results_["structure"]) == 1
@@ -380,10 +380,10 @@ def test_describe_says_when_the_runner_up_is_a_near_tie(fixture, request):
 
 def test_refitting_one_structure_keeps_it(interaction_classifier):
     """The report's per-fold refits fit the chosen structure itself: no constant-model candidate, no rejection."""
-    from skgpsearch.inspection._report import _FixedStructure
+    from skgpsearch.grammar import FixedStructureGrammar
 
     model, frame, y = interaction_classifier
-    refit = clone(model).set_params(grammar=_FixedStructure(model.structure_), max_depth=1).fit(frame, y)
+    refit = clone(model).set_params(grammar=FixedStructureGrammar(model.structure_), max_depth=1).fit(frame, y)
     assert list(refit.search_results_["structure"]) == [str(model.structure_)]
     assert refit.structure_.without_values() == model.structure_.without_values()
 
@@ -396,7 +396,7 @@ def ard_regression():
     X = rng.uniform(0, 1, size=(80, 4)) * np.array([2.0, 1.0, 5.0, 0.5])
     y = np.sin(3 * X[:, 0]) + np.cos(4 * X[:, 1]) + 0.05 * rng.normal(size=80)
     (ard, _) = CompositionalGrammar(base_kernels=("SE",)).standard_structures(4)
-    model = CompositionalGPRegressor(grammar=_FixedStructure(ard), max_depth=1, random_state=0).fit(X, y)
+    model = CompositionalGPRegressor(grammar=FixedStructureGrammar(ard), max_depth=1, random_state=0).fit(X, y)
     return model, X, y
 
 

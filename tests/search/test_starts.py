@@ -6,10 +6,11 @@ import numpy as np
 import pytest
 
 from skgpsearch import CompositionalGPRegressor
-from skgpsearch._candidates import CandidateRecord
+from skgpsearch._search._records import CandidateRecord
 from skgpsearch._engine._periodogram import dominant_period, period_candidates, periodogram_peaks, smooth_trend
-from skgpsearch._engine._regression import GPPosterior, RegressionObjective, optimize_hyperparameters
-from skgpsearch._starts import (
+from skgpsearch._engine._exact import GPPosterior, RegressionObjective
+from skgpsearch._engine._optimizer import optimize_hyperparameters
+from skgpsearch._search._starts import (
     NESTED_SHARE,
     RQ_ALPHAS,
     TAKE_OVER_SHARES,
@@ -27,9 +28,8 @@ from skgpsearch.kernels import DataSummary, default_hyperparameters, to_kernel
 
 
 def _fitter(X, y):
-    estimator = CompositionalGPRegressor(random_state=0)
-    y_fit, _, _, summary, fitter = estimator._fitting_setup(X, y, get_criterion("lml"))
-    return y_fit, summary, fitter
+    fitter = CompositionalGPRegressor(random_state=0)._model_fitter(X, y, get_criterion("lml"))
+    return fitter.y, fitter.summary, fitter.candidate_fitter
 
 
 def _child(parent_structure, text, n_features=1):

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from sklearn.base import clone
 from sklearn.gaussian_process import GaussianProcessRegressor
-from sklearn.utils.estimator_checks import parametrize_with_checks
+from conftest import estimator_checks
 
 from skgpsearch import CompositionalGPRegressor
 from skgpsearch.grammar import CompositionalGrammar, SumOfProductsGrammar, parse
@@ -21,8 +21,12 @@ def cheap(**params):
     return CompositionalGPRegressor(**defaults)
 
 
-@parametrize_with_checks([cheap(), cheap(max_depth=2, grammar="sum_of_products", criterion="aic", model_averaging=3),
-                          cheap(likelihood="student_t", max_depth=2, model_averaging=2)])
+# the checks that fit on their largest data, and every check of the Student-t configuration, are slow
+@estimator_checks(
+    fast=[cheap(), cheap(max_depth=2, grammar="sum_of_products", criterion="aic", model_averaging=3)],
+    slow=[cheap(likelihood="student_t", max_depth=2, model_averaging=2)],
+    slow_checks={"check_regressors_train", "check_regressor_data_not_an_array"},
+)
 def test_sklearn_estimator_checks(estimator, check):
     check(estimator)
 
@@ -49,6 +53,7 @@ def additive_interaction_data(additive_interaction_draw):
     return X, y
 
 
+@pytest.mark.slow
 def test_recovers_a_known_structure(additive_interaction_draw):
     X, y, f = additive_interaction_draw
     model = CompositionalGPRegressor(base_kernels=("SE",), max_depth=3, n_restarts=1, random_state=0, n_jobs=2)
@@ -133,9 +138,8 @@ def test_a_worker_task_carries_the_structure_not_the_data():
     rng = np.random.default_rng(0)
     X, y = rng.normal(size=(2000, 3)), rng.normal(size=2000)
     for criterion in ("bic", "lml", "aic"):
-        model = CompositionalGPRegressor(criterion=criterion)
-        model.approximation_ = "exact"
-        fitter = model._fitting_setup(X, y, model._criterion())[-1]
+        model = CompositionalGPRegressor(criterion=criterion, approximation="exact")
+        fitter = model._model_fitter(X, y, model._criterion()).candidate_fitter
         assert len(pickle.dumps(fitter)) < 0.05 * X.nbytes, criterion
 
 
@@ -331,7 +335,7 @@ def test_subsampled_optimisation_scores_on_all_data(additive_interaction_data):
 
 
 def test_interrupted_search_keeps_the_best_so_far(additive_interaction_data, monkeypatch):
-    import skgpsearch._regression_fitter as search_module
+    import skgpsearch._search._exact_fitter as search_module
 
     X, y = additive_interaction_data
     original = search_module.RegressionCandidateFitter.__call__
@@ -400,6 +404,7 @@ def test_jitter_levels_do_not_stack():
     np.testing.assert_allclose(L @ L.T, K + jitter * np.eye(5), atol=1e-12 * np.abs(K).max())
 
 
+@pytest.mark.slow
 def test_a_child_never_fits_worse_than_its_parent():
     """S + B contains S: the nested warm start keeps the child's likelihood at the parent's or above."""
     rng = np.random.default_rng(0)
@@ -414,11 +419,12 @@ def test_a_child_never_fits_worse_than_its_parent():
 
 
 def test_automatic_depth_grows_with_the_columns():
-    from skgpsearch._search import automatic_depth
+    from skgpsearch._search._loop import automatic_depth
 
     assert [automatic_depth(d) for d in (1, 2, 5, 8, 30)] == [3, 4, 7, 10, 10]
 
 
+@pytest.mark.slow
 def test_many_columns_screened_levels_use_every_relevant_column():
     # five relevant columns of seven: a depth-3 search could use at most three
     rng = np.random.default_rng(4)
@@ -470,8 +476,8 @@ def test_model_averaging_is_the_exact_mixture_of_the_best_structures():
     for structure in model.averaged_structures_:
         # each model's fitted hyperparameters, on the normalised scale, as a plain sklearn GP
         record = model.search_results_["structure"].index(str(structure))
-        kernel = to_kernel(structure, summary=model._summary)
-        noise = model._mixture[model.averaged_structures_.index(structure)].noise_variance
+        kernel = to_kernel(structure, summary=model._model.summary)
+        noise = model._models[model.averaged_structures_.index(structure)].posterior.noise_variance
         gp = GaussianProcessRegressor(kernel, alpha=noise, optimizer=None, normalize_y=False)
         gp.fit(X, (y - y.mean()) / y.std())
         mu, sd = gp.predict(X_test, return_std=True)

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from skgpsearch import CompositionalGPClassifier, CompositionalGPRegressor, DegenerateOptimumWarning
-from skgpsearch._diagnostics import CONSTANT_CORRELATION, WHITE_NOISE_CORRELATION, diagnose
+from skgpsearch._search._diagnostics import CONSTANT_CORRELATION, WHITE_NOISE_CORRELATION, diagnose
 from skgpsearch.grammar import kind_names, parse
 from skgpsearch.inspection import describe
 from skgpsearch.kernels import DataSummary, to_kernel

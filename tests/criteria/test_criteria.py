@@ -9,7 +9,7 @@ from scipy.special import logsumexp
 from sklearn.model_selection import GridSearchCV, KFold, cross_val_score
 
 from skgpsearch import CompositionalGPRegressor
-from skgpsearch._engine._regression import GPPosterior, RegressionObjective
+from skgpsearch._engine._exact import GPPosterior, RegressionObjective
 from skgpsearch.criteria import AIC, BIC, LOO, LOOMSE, HyperPrior, criterion_names, get_criterion
 from skgpsearch.criteria._laplace import laplace_log_evidence
 from skgpsearch.grammar import parse
@@ -67,7 +67,7 @@ def explicit_loo(model):
     """n refits of the posterior without point i, at the fitted hyperparameters."""
     kernel = model._kernel_no_noise
     noise = model.noise_variance_ / model._y_train_std**2
-    y_fit = model._normalised(y)
+    y_fit = (y - model._y_train_mean) / model._y_train_std
     means, variances = [], []
     for i in range(len(y)):
         keep = np.arange(len(y)) != i
@@ -172,23 +172,23 @@ def test_a_superfluous_hyperparameter_adds_exactly_r_plus_its_log_prior():
 
 def test_hyperprior_layout_and_override(model):
     prior = HyperPrior()
-    means, sds = prior.moments(model.structure_, model._summary)
+    means, sds = prior.moments(model.structure_, model._model.summary)
     assert means.shape == model.kernel_.theta.shape == sds.shape
-    value, grad = prior.log_pdf(model.kernel_.theta, model.structure_, model._summary, eval_gradient=True)
+    value, grad = prior.log_pdf(model.kernel_.theta, model.structure_, model._model.summary, eval_gradient=True)
     h = 1e-6
     e = np.zeros_like(means)
     e[0] = h
-    numeric = (prior.log_pdf(model.kernel_.theta + e, model.structure_, model._summary)
-               - prior.log_pdf(model.kernel_.theta - e, model.structure_, model._summary)) / (2 * h)
+    numeric = (prior.log_pdf(model.kernel_.theta + e, model.structure_, model._model.summary)
+               - prior.log_pdf(model.kernel_.theta - e, model.structure_, model._model.summary)) / (2 * h)
     assert grad[0] == pytest.approx(numeric, rel=1e-6)
-    narrow = HyperPrior(sd={"noise": 0.5}).moments(model.structure_, model._summary)[1]
+    narrow = HyperPrior(sd={"noise": 0.5}).moments(model.structure_, model._model.summary)[1]
     assert narrow[-1] == 0.5
     with pytest.raises(ValueError, match="Unknown hyperprior keys"):
-        HyperPrior(sd={"nope": 1.0}).moments(model.structure_, model._summary)
+        HyperPrior(sd={"nope": 1.0}).moments(model.structure_, model._model.summary)
 
 
 def test_map_equals_lml_plus_log_prior(model):
-    prior_value = HyperPrior().log_pdf(model.kernel_.theta, model.structure_, model._summary)
+    prior_value = HyperPrior().log_pdf(model.kernel_.theta, model.structure_, model._model.summary)
     assert get_criterion("map")(model, X, y) == pytest.approx(model.log_marginal_likelihood_value_ + prior_value)
 
 
@@ -237,7 +237,7 @@ def test_map_objective_puts_the_laplace_expansion_at_the_posterior_mode():
                                           criterion="laplace_0", random_state=0).fit(X, y)
         lml_objective, theta, _ = fitted._fitted_objective(X, y)
         _, lml_gradient = lml_objective(theta, eval_gradient=True)
-        _, prior_gradient = HyperPrior().log_pdf(theta, fitted.structure_, fitted._summary, eval_gradient=True)
+        _, prior_gradient = HyperPrior().log_pdf(theta, fitted.structure_, fitted._model.summary, eval_gradient=True)
         gradients[objective] = (np.max(np.abs(lml_gradient + prior_gradient)), np.max(np.abs(lml_gradient)))
     assert gradients["map"][0] < 1e-3  # posterior mode
     assert gradients["lml"][1] < 1e-3  # likelihood optimum ...

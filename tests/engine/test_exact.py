@@ -12,7 +12,8 @@ from sklearn.gaussian_process import kernels as sk
 from skgpsearch._engine._kernel_tree import KernelTree
 from skgpsearch._engine._linalg import NumericalError, jittered_cholesky
 from skgpsearch._engine._periodogram import dominant_period
-from skgpsearch._engine._regression import GPPosterior, RegressionObjective, optimize_hyperparameters, random_starts
+from skgpsearch._engine._exact import GPPosterior, RegressionObjective
+from skgpsearch._engine._optimizer import optimize_hyperparameters, random_starts
 from skgpsearch.grammar import parse
 from skgpsearch.kernels import ActiveColumns, DataSummary, to_kernel
 

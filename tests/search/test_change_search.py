@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from skgpsearch import CompositionalGPRegressor
-from skgpsearch._starts import change_locations, change_options, start_pool
+from skgpsearch._search._starts import change_locations, change_options, start_pool
 from skgpsearch.criteria import HyperPrior
 from skgpsearch.grammar import Base, Change, CompositionalGrammar, parse
 from skgpsearch.inspection import SwitchedKernel, additive_terms, decompose, describe
@@ -67,6 +67,7 @@ def test_grammar_change_operators_are_off_by_default():
         CompositionalGrammar(change_operators=("XY",)).expand(parent, 1)
 
 
+@pytest.mark.slow
 def test_search_recovers_a_planted_changepoint_and_describes_it():
     """A cycle that starts at t = 1956.3: found at that location (within 2 % of the range) and described."""
     rng = np.random.default_rng(1)

@@ -1,0 +1,67 @@
+"""Shared test helpers: the scikit-learn estimator checks split by cost, and fits several test files reuse.
+
+The README's ``python -m pytest`` runs the fast suite (``-m 'not slow'`` in
+pyproject); ``python -m pytest -m slow`` runs the rest, as CI's second step.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+
+import numpy as np
+import pytest
+from threadpoolctl import threadpool_limits
+from sklearn.utils.estimator_checks import estimator_checks_generator
+
+from skgpsearch import CompositionalGPClassifier
+
+
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    # test processes share the cores: threaded BLAS in each would oversubscribe them
+    threadpool_limits(limits=1, user_api="blas")
+
+
+def _check_name(check) -> str:
+    return check.func.__name__ if isinstance(check, functools.partial) else check.__name__
+
+
+def _param_id(value) -> str:
+    if callable(value) and not hasattr(value, "get_params"):
+        return _check_name(value)
+    return repr(value).replace("\n", "").replace(" ", "")
+
+
+def estimator_checks(fast=(), slow=(), slow_checks=()):
+    """``parametrize_with_checks`` over ``fast`` and ``slow`` estimators, with the costly pairs marked slow.
+
+    Every check of a ``slow`` estimator is marked slow, and so are the
+    checks named in ``slow_checks`` (those that fit on the checks' largest
+    data) of the ``fast`` ones. Checks scikit-learn expects to fail are
+    xfail, as with ``parametrize_with_checks``.
+    """
+    params = []
+    for estimator, costly in [(e, False) for e in fast] + [(e, True) for e in slow]:
+        for instance, check in estimator_checks_generator(estimator, legacy=True, mark="xfail"):
+            marked = costly or _check_name(check) in slow_checks
+            params.append(pytest.param(instance, check, marks=[pytest.mark.slow] if marked else []))
+    return pytest.mark.parametrize("estimator, check", params, ids=_param_id)
+
+
+def two_moons_like(n=150, seed=0, flip=0.0):
+    """Three columns; labels from 2 sin(2 x0) + 1.5 x1 (column 2 irrelevant), a share ``flip`` of them flipped."""
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-2, 2, size=(n, 3))
+    f = 2.0 * np.sin(2 * X[:, 0]) + 1.5 * X[:, 1]
+    y = (f > 0).astype(int)
+    if flip:
+        flipped = rng.random(n) < flip
+        y[flipped] = 1 - y[flipped]
+    return X, y
+
+
+@pytest.fixture(scope="session")
+def interaction_classifier_fit():
+    """A default classifier (depth 2) fitted on 200 rows of :func:`two_moons_like`: (model, X, y)."""
+    X, y = two_moons_like(n=200)
+    return CompositionalGPClassifier(max_depth=2, random_state=0).fit(X, y), X, y

@@ -1,0 +1,81 @@
+"""The Student-t likelihood of robust regression: density and derivatives, Laplace gradient, Gaussian limit."""
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from skgpsearch._engine._exact import GPPosterior
+from skgpsearch._engine._laplace import LaplaceObjective
+from skgpsearch._engine._likelihoods import StudentT
+from skgpsearch.grammar import parse
+from skgpsearch.kernels import to_kernel
+
+STUDENT_T = [StudentT(None), StudentT(3.0)]
+
+
+def _regression_data(n=30, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(0, 3, size=(n, 2))
+    y = np.sin(2 * X[:, 0]) + 0.3 * X[:, 1] + 0.1 * rng.normal(size=n)
+    y[[3, 17]] += [4.0, -6.0]
+    return X, y
+
+
+@pytest.mark.parametrize("likelihood", STUDENT_T, ids=["learned dof", "fixed dof"])
+def test_student_t_density_and_derivatives(likelihood):
+    rng = np.random.default_rng(0)
+    f, y = rng.normal(scale=3.0, size=300), rng.normal(scale=3.0, size=300)
+    theta = likelihood.default_theta() + 0.3
+    sigma, nu = likelihood.scale_and_dof(theta)
+    out = likelihood.derivatives(y, f, theta)
+    np.testing.assert_allclose(out[0], stats.t.logpdf(y, nu, loc=f, scale=sigma), rtol=1e-12, atol=1e-12)
+    h = 1e-5
+    plus, minus = likelihood.derivatives(y, f + h, theta), likelihood.derivatives(y, f - h, theta)
+    for order in range(3):
+        np.testing.assert_allclose(out[order + 1], (plus[order] - minus[order]) / (2 * h), rtol=1e-5, atol=1e-7)
+    d_params = likelihood.param_derivatives(y, f, theta)
+    assert len(d_params[0]) == likelihood.n_params == (2 if likelihood.degrees_of_freedom is None else 1)
+    for j in range(likelihood.n_params):
+        e = np.zeros_like(theta)
+        e[j] = h
+        up, down = likelihood.derivatives(y, f, theta + e), likelihood.derivatives(y, f, theta - e)
+        for order in range(3):
+            np.testing.assert_allclose(d_params[order][j], (up[order] - down[order]) / (2 * h), rtol=1e-5, atol=1e-8)
+
+
+@pytest.mark.parametrize("likelihood", STUDENT_T, ids=["learned dof", "fixed dof"])
+def test_student_t_laplace_gradient_matches_finite_differences(likelihood, monkeypatch):
+    import skgpsearch._engine._laplace as engine
+
+    # finite differences of the value need the Newton mode converged far beyond the default tolerance
+    monkeypatch.setattr(engine, "NEWTON_TOL", 1e-13)
+    X, y = _regression_data()
+    kernel = to_kernel(parse("SE(0) * SE(1) + LIN(1)"), X)
+    objective = LaplaceObjective(kernel, X, y, likelihood)
+    rng = np.random.default_rng(1)
+    theta = np.concatenate([kernel.theta, [0.2], likelihood.default_theta()]) + 0.1 * rng.normal(size=objective.n_dims)
+    value, grad = objective(theta, eval_gradient=True)
+
+    def fresh(t):  # a new objective per value: no warm start, so the Newton path moves smoothly with t
+        return LaplaceObjective(kernel, X, y, likelihood)(t)
+
+    h = 1e-3  # the Newton mode converges to ~1e-7 in f: finer steps resolve that, not the gradient
+    fd = np.empty_like(theta)
+    for j in range(theta.size):
+        e = np.zeros_like(theta)
+        e[j] = h
+        fd[j] = (fresh(theta + e) - fresh(theta - e)) / (2 * h)
+    np.testing.assert_allclose(grad, fd, rtol=1e-5, atol=3e-6)
+
+
+def test_student_t_evidence_tends_to_the_gaussian_one():
+    # as ν → ∞ the Student-t noise is Gaussian with variance σ², for which the Laplace approximation is exact
+    rng = np.random.default_rng(4)
+    X = rng.uniform(0, 3, size=(30, 2))
+    y = np.sin(2 * X[:, 0]) + 0.3 * X[:, 1] + 0.3 * rng.normal(size=30)
+    kernel = to_kernel(parse("SE(0) + LIN(1)"), X)
+    sigma, mean = 0.4, 0.3
+    likelihood = StudentT(1e9)
+    laplace = LaplaceObjective(kernel, X, y, likelihood)(np.concatenate([kernel.theta, [mean], [np.log(sigma)]]))
+    exact = GPPosterior(kernel, sigma**2, X, y - mean).log_marginal_likelihood
+    assert laplace == pytest.approx(exact, abs=1e-6)

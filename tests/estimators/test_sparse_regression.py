@@ -1,0 +1,102 @@
+"""A sparse GP regressor: search, prediction, decomposition, and the large-data path (subset, finalists)."""
+
+import math
+import pickle
+
+import numpy as np
+import pytest
+
+import skgpsearch._search._pipeline as pipeline_module
+import skgpsearch._search._regression as regression_module
+from skgpsearch import CompositionalGPRegressor
+from skgpsearch._engine._exact import RegressionObjective
+
+
+@pytest.fixture(scope="module")
+def periodic_series():
+    rng = np.random.default_rng(0)
+    x = np.sort(rng.uniform(0, 12, 400))
+    y = np.sin(2 * np.pi * x / 1.5) + 0.2 * x + 0.1 * rng.normal(size=400)
+    return x[:, None], y
+
+
+@pytest.fixture(scope="module")
+def sparse_model(periodic_series):
+    X, y = periodic_series
+    return CompositionalGPRegressor(("SE", "PER", "LIN"), max_depth=2, approximation="sparse", n_inducing=60,
+                                    random_state=0).fit(X, y)
+
+
+@pytest.mark.slow
+def test_a_sparse_search_finds_the_period_and_predicts_like_the_exact_model(periodic_series, sparse_model):
+    X, y = periodic_series
+    model = sparse_model
+    assert model.approximation_ == "sparse" and model.inducing_inputs_.shape == (60, 1)
+    periods = [leaf.params["period"] for leaf in model.structure_.leaves if leaf.kind.periodic]
+    assert periods and min(abs(p - 1.5) for p in periods) < 0.02
+    exact = CompositionalGPRegressor(("SE", "PER", "LIN"), max_depth=2, approximation="exact",
+                                     random_state=0).fit(X, y)
+    X_test = np.linspace(0.2, 11.8, 300)[:, None]
+    truth = np.sin(2 * np.pi * X_test[:, 0] / 1.5) + 0.2 * X_test[:, 0]
+    rmse = [np.sqrt(np.mean((m.predict(X_test) - truth) ** 2)) for m in (model, exact)]
+    assert rmse[0] < 0.05 and rmse[0] < 1.5 * rmse[1]
+    # the bound is a lower bound of the exact evidence of the same hyperparameters
+    objective = RegressionObjective(model._kernel_no_noise, X, (y - model._y_train_mean) / model._y_train_std,
+                                    (1e-300, 1e300))
+    shift = -len(y) * math.log(model._y_train_std)
+    assert model.log_marginal_likelihood_value_ <= objective(model.kernel_.theta) + shift + 1e-6
+    assert model.log_marginal_likelihood() == pytest.approx(model.log_marginal_likelihood_value_, rel=1e-9)
+
+
+@pytest.mark.slow
+def test_a_sparse_model_decomposes_and_round_trips(periodic_series, sparse_model):
+    X, y = periodic_series
+    model = sparse_model
+    X_new = np.linspace(-1, 13, 50)[:, None]
+    for points in (None, X_new):
+        parts = model.decompose(points)
+        np.testing.assert_allclose(parts.mean, model.predict(X if points is None else points), atol=1e-8)
+    assert "period ≈ 1.5" in model.describe()
+    copy = pickle.loads(pickle.dumps(model))
+    np.testing.assert_array_equal(copy.predict(X_new), model.predict(X_new))
+    mean, std = model.predict(X_new, return_std=True)
+    _, cov = model.predict(X_new, return_cov=True)
+    np.testing.assert_allclose(std, np.sqrt(np.clip(np.diag(cov), 0, None)), atol=1e-8)
+
+
+def test_sparse_settings_refuse_what_needs_the_exact_model(periodic_series):
+    X, y = periodic_series
+    with pytest.raises(ValueError, match="exact Gaussian evidence"):
+        CompositionalGPRegressor(criterion="loo", approximation="sparse").fit(X, y)
+    with pytest.raises(ValueError, match="objective='lml'"):
+        CompositionalGPRegressor(objective="map", approximation="sparse").fit(X, y)
+    with pytest.raises(ValueError, match="no sparse approximation"):
+        CompositionalGPRegressor(likelihood="student_t", approximation="sparse").fit(X, y)
+
+
+def test_auto_switches_to_sparse_above_the_threshold(periodic_series, monkeypatch):
+    X, y = periodic_series
+    options = dict(base_kernels=("SE",), max_depth=1, n_inducing=30, random_state=0)
+    assert CompositionalGPRegressor(**options).fit(X, y).approximation_ == "exact"
+    monkeypatch.setattr(regression_module, "SPARSE_THRESHOLD", 100)
+    model = CompositionalGPRegressor(**options).fit(X, y)
+    assert model.approximation_ == "sparse" and model.inducing_inputs_.shape == (30, 1)
+
+
+@pytest.mark.slow
+def test_a_large_sparse_fit_searches_a_subset_and_refits_the_finalists(periodic_series, monkeypatch):
+    X, y = periodic_series
+    monkeypatch.setattr(pipeline_module, "EXPLORE_ROWS", 120)
+    monkeypatch.setattr(regression_module, "SPARSE_THRESHOLD", 200)
+    model = CompositionalGPRegressor(("SE", "PER", "LIN"), max_depth=2, n_inducing=60, random_state=0).fit(X, y)
+    assert model.approximation_ == "sparse"
+    results = model.search_results_
+    finalists = [i for i, m in enumerate(results["message"]) if m.startswith("finalist refitted on 400 rows")]
+    assert 1 <= len(finalists) <= pipeline_module.FIRST_FINALISTS
+    assert model.best_score_ == max(results["criterion"][i] for i in finalists)
+    assert "finalists refitted on 400 rows" in model.search_stop_reason_
+    periods = [leaf.params["period"] for leaf in model.structure_.leaves if leaf.kind.periodic]
+    assert periods and min(abs(p - 1.5) for p in periods) < 0.02
+    X_test = np.linspace(0.2, 11.8, 300)[:, None]
+    truth = np.sin(2 * np.pi * X_test[:, 0] / 1.5) + 0.2 * X_test[:, 0]
+    assert np.sqrt(np.mean((model.predict(X_test) - truth) ** 2)) < 0.05

@@ -1,0 +1,190 @@
+"""The search pipeline's stages: successive halving of finalists, polishing, baselines, selection."""
+
+import numpy as np
+
+import skgpsearch._search._pipeline as pipeline_module
+from skgpsearch._search._loop import SearchSettings
+from skgpsearch._search._pipeline import SearchPipeline, refit_finalists
+from skgpsearch._search._records import FAILED, CandidateRecord
+from skgpsearch.criteria import BIC, CallableCriterion
+from skgpsearch.grammar import SumOfProductsGrammar, parse
+
+
+def test_successive_halving_keeps_the_better_half_of_distinct_structures():
+    texts = ["SE(0)", "PER(0)", "LIN(0)", "SE(0) + LIN(0)", "SE(0) * PER(0)", "PER(0) + LIN(0)"]
+    records = [CandidateRecord(parse(t), criterion=float(i)) for i, t in enumerate(texts)]
+    records.append(CandidateRecord(parse("PER(0) + LIN(0)"), criterion=2.0))  # a duplicate structure
+    calls = []
+
+    def fit(record, rows):
+        calls.append((str(record.structure), rows.size))
+        # on more rows the order changes: the simpler structure wins
+        return CandidateRecord(record.structure, criterion=-record.structure.n_base_kernels * rows.size)
+
+    rungs = [(np.arange(size), fit) for size in (10, 50, 250)]
+    rounds = refit_finalists(records, rungs, 4)
+    assert [len(r) for r in rounds] == [4, 2, 1]
+    assert [t for t, size in calls if size == 10] == ["PER(0) + LIN(0)", "SE(0) * PER(0)", "SE(0) + LIN(0)", "LIN(0)"]
+    assert str(rounds[-1][0].structure) == "LIN(0)"
+
+
+# -- the stages with a model fitter whose "fits" are a table: the pipeline's logic alone --------------------------
+
+GRAMMAR = SumOfProductsGrammar(["SE"])
+
+
+class _TableFitter:
+    """A candidate fitter whose criterion is a table of (structure, rows) -> value; it records its calls."""
+
+    def __init__(self, table, name, calls, fail=()):
+        self.table, self.name, self.calls, self.fail = table, name, calls, fail
+
+    def __call__(self, expr, X, y, seed, warm_state=None, hints=None):
+        self.calls.append((self.name, str(expr), X.shape[0], warm_state))
+        if self.fail is True:
+            return CandidateRecord(expr, status=FAILED, message="numerical failure")
+        value = self.table(str(expr), X.shape[0])
+        return CandidateRecord(expr, criterion=value, log_marginal_likelihood=value, warm_state=f"w:{expr}")
+
+    def start_hints(self, parent, X, y, period_columns, change_columns):
+        return None
+
+    def screen(self, expr, X, y, seed, warm_state=None, hints=None):
+        return 0.0
+
+
+class _TableModelFitter:
+    """A ModelFitter over ``n`` rows of 3 columns with table fitters (see skgpsearch._search._pipeline)."""
+
+    extra_initial = ()
+
+    def __init__(self, n, table, *, explores_samples=True, final=True, baselines=(), fail=False):
+        self.X = np.arange(3.0 * n).reshape(n, 3)
+        self.y = np.where(np.arange(n) % 2, 1.0, -1.0)
+        self.table, self.calls, self.fail = table, [], fail
+        self.explores_samples, self.explore_fits_are_final = explores_samples, final
+        self.baselines = [parse(b) for b in baselines]
+        self.max_rows = None
+
+    def _fitter(self, name, fail=False):
+        return _TableFitter(self.table, name, self.calls, fail)
+
+    @property
+    def candidate_fitter(self):
+        return self._fitter("explore")
+
+    def row_order(self, seed):
+        return np.random.default_rng(seed).permutation(self.X.shape[0])
+
+    def sample_fitter(self, rows):
+        return self._fitter("sample")
+
+    def refit_fitter(self, n_rows):
+        return self._fitter("refit", self.fail)
+
+    def baseline_fitter(self):
+        return self._fitter("baseline")
+
+    def baseline_structures(self, grammar):
+        return self.baselines
+
+
+def _pipeline(**settings):
+    return SearchPipeline(SearchSettings(**{"max_depth": 2, **settings}))
+
+
+def _simpler_wins_on_more_rows(text, rows):
+    """On the sample the richest structure wins; from 500 rows on, the one with fewest base kernels."""
+    size = parse(text).n_base_kernels
+    return float(size) if rows <= 100 else float(-size * rows + len(text))
+
+
+def test_large_data_are_explored_on_a_sample_and_the_finalists_halved_up_to_all_rows(monkeypatch):
+    monkeypatch.setattr(pipeline_module, "EXPLORE_ROWS", 100)
+    model_fitter = _TableModelFitter(2600, _simpler_wins_on_more_rows, baselines=["SE(0) * SE(1) * SE(2)"])
+    outcome = _pipeline().run(model_fitter, GRAMMAR, BIC(), seed=3)
+    explored = {(name, rows) for name, _, rows, _ in model_fitter.calls if name in ("sample", "explore")}
+    assert explored == {("sample", 100)}  # never the explore fitter on all rows
+    rungs = [rows for name, _, rows, _ in model_fitter.calls if name == "refit"]
+    assert sorted(set(rungs)) == [500, 2500, 2600]
+    assert rungs.count(500) == pipeline_module.FIRST_FINALISTS and rungs.count(2500) == 2 and rungs.count(2600) == 1
+    # the refits start from the records' fitted values (their warm state)
+    assert all(warm == f"w:{text}" for name, text, _, warm in model_fitter.calls if name == "refit")
+    # the baseline was fitted on the sample with the explore effort, and competed for a place
+    assert [(name, rows) for name, text, rows, _ in model_fitter.calls if text == "SE(0) * SE(1) * SE(2)"][:1] == [
+        ("sample", 100)]
+    # the selected model is the best of the last rung, fitted on all rows
+    last = [r for r in outcome.search.records if r.message.startswith("finalist refitted on 2600 rows")]
+    assert outcome.best in last and outcome.best.criterion == max(r.criterion for r in last)
+    assert outcome.best.criterion == _simpler_wins_on_more_rows(str(outcome.best.structure), 2600)
+    assert outcome.rows.size == 2600 and np.array_equal(outcome.rows, np.arange(2600))
+    assert "finalists refitted on 500, 2500, 2600 rows" in outcome.search.stop_reason
+    np.testing.assert_array_equal(outcome.weights, [1.0])
+
+
+def test_a_criterion_that_reads_a_model_explores_all_rows(monkeypatch):
+    monkeypatch.setattr(pipeline_module, "EXPLORE_ROWS", 100)
+    model_fitter = _TableModelFitter(300, _simpler_wins_on_more_rows)
+    outcome = _pipeline().run(model_fitter, GRAMMAR, CallableCriterion(lambda est, X, y: 0.0), seed=0)
+    assert {rows for _, _, rows, _ in model_fitter.calls} == {300} and outcome.rows is None
+
+
+def test_when_every_finalist_fails_the_explorations_best_is_kept(monkeypatch):
+    monkeypatch.setattr(pipeline_module, "EXPLORE_ROWS", 100)
+    model_fitter = _TableModelFitter(400, _simpler_wins_on_more_rows, fail=True)
+    outcome = _pipeline().run(model_fitter, GRAMMAR, BIC(), seed=0)
+    best_explored = max((r for r in outcome.search.records if r.ok and r.depth is not None
+                         and not r.message.startswith("finalist")), key=lambda r: r.criterion)
+    assert outcome.best is best_explored and outcome.rows.size == 100
+    assert "every finalist failed to fit on more rows, the model uses the search's 100" in outcome.search.stop_reason
+    assert any(r.status == FAILED and r.message.startswith("finalist refitted on 400 rows") for r in
+               outcome.search.records)
+
+
+def test_on_all_rows_a_subset_optimum_is_polished_and_the_baselines_compete_at_the_end():
+    def table(text, rows):
+        return {"SE(0) + SE(1)": 5.0, "SE(0) * SE(1) * SE(2)": 4.0}.get(text, -float(len(text)))
+
+    model_fitter = _TableModelFitter(50, table, final=False, baselines=["SE(0) * SE(1) * SE(2)"])
+    refits = {"SE(0) + SE(1)": 6.0}
+    model_fitter.refit_fitter = lambda n: _TableFitter(lambda t, r: refits.get(t, -99.0), "refit", model_fitter.calls)
+    outcome = _pipeline(max_depth=2).run(model_fitter, GRAMMAR, BIC(), seed=0)
+    # the search's best, polished on all rows from its optimum: the polish is better, so it replaces the record
+    assert [(name, text) for name, text, _, _ in model_fitter.calls if name == "refit"] == [("refit", "SE(0) + SE(1)")]
+    assert str(outcome.best.structure) == "SE(0) + SE(1)" and outcome.best.criterion == 6.0
+    # the baseline was fitted on all rows with full effort; it is in the results, never expanded
+    baseline = [r for r in outcome.search.records if str(r.structure) == "SE(0) * SE(1) * SE(2)"]
+    assert len(baseline) == 1 and baseline[0].message == "baseline, fitted on all rows after the search"
+    assert ("baseline", "SE(0) * SE(1) * SE(2)", 50, None) in model_fitter.calls
+    # a worse polish leaves the record as it was
+    refits["SE(0) + SE(1)"] = 1.0
+    outcome = _pipeline(max_depth=2).run(_with_refits(table, refits), GRAMMAR, BIC(), seed=0)
+    assert outcome.best.criterion == 5.0
+
+
+def _with_refits(table, refits):
+    model_fitter = _TableModelFitter(50, table, final=False)
+    model_fitter.refit_fitter = lambda n: _TableFitter(lambda t, r: refits.get(t, -99.0), "refit", model_fitter.calls)
+    return model_fitter
+
+
+def test_a_baseline_that_beats_the_search_is_selected():
+    model_fitter = _TableModelFitter(40, lambda text, rows: 10.0 if text == "SE(0) * SE(1) * SE(2)" else 1.0,
+                                     baselines=["SE(0) * SE(1) * SE(2)"])
+    outcome = _pipeline(max_depth=1).run(model_fitter, GRAMMAR, BIC(), seed=0)
+    assert str(outcome.best.structure) == "SE(0) * SE(1) * SE(2)" and outcome.best.depth == 1
+
+
+def test_model_averaging_weights_are_the_normalised_exponentiated_criteria():
+    values = {"SE(0)": 0.0, "SE(1)": -1.0, "SE(2)": -2.0, "SE(0) + SE(1)": 1.0, "SE(0) * SE(1)": -30.0}
+    model_fitter = _TableModelFitter(40, lambda text, rows: values.get(text, -50.0))
+    outcome = _pipeline(max_depth=2, model_averaging=4).run(model_fitter, GRAMMAR, BIC(), seed=0)
+    chosen = [str(r.structure) for r in outcome.selected]
+    assert chosen == ["SE(0) + SE(1)", "SE(0)", "SE(1)", "SE(2)"]
+    expected = np.exp([1.0, 0.0, -1.0, -2.0])
+    np.testing.assert_allclose(outcome.weights, expected / expected.sum(), rtol=1e-12)
+    # structures below 1e-6 of the selected one's weight are left out
+    values["SE(2)"] = 1.0 + np.log(1e-7)
+    outcome = _pipeline(max_depth=2, model_averaging=4).run(_TableModelFitter(40, lambda t, r: values.get(t, -50.0)),
+                                                            GRAMMAR, BIC(), seed=0)
+    assert [str(r.structure) for r in outcome.selected] == ["SE(0) + SE(1)", "SE(0)", "SE(1)"]
