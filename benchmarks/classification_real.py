@@ -115,6 +115,8 @@ def run_fold(method, name, fold):
     error = float(np.mean(model.predict(X[test]) != y[test]))
     structure = str(model.structure_) if hasattr(model, "structure_") else ""
     extra = {}
+    if hasattr(model, "best_score_"):
+        extra["criterion"] = float(model.best_score_)
     if hasattr(model, "outlier_rate_"):
         extra["outlier_rate"] = float(model.outlier_rate_)
     if getattr(model, "model_averaging", None):

@@ -72,7 +72,7 @@ def run_series(name, args):
     seconds = time.perf_counter() - start
     # The components of the mixture are read from the fitted model's private state: the
     # public predict gives the mixture's moments, not its density or the chosen model alone.
-    components = getattr(model, "_mixture", None) or [model._posterior]
+    components = [m.posterior for m in model._models]
     weights = getattr(model, "model_weights_", np.ones(1))
     log_densities, means = [], []
     for posterior in components:

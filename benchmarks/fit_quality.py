@@ -88,7 +88,8 @@ def fit_pair(series, text, X, y, seed, n_restarts, sklearn_restarts):
 
         start = time.perf_counter()
         estimator = CompositionalGPRegressor(n_restarts=n_restarts, random_state=seed)
-        y_fit, _, _, _, fitter = estimator._fitting_setup(X, y, get_criterion("lml"))
+        model_fitter = estimator._model_fitter(X, y, get_criterion("lml"))
+        y_fit, fitter = model_fitter.y, model_fitter.candidate_fitter
         record = fitter(parse(text), X, y_fit, seed)
         row["ours_seconds"] = time.perf_counter() - start
         row["ours_status"] = record.status if record.status == "ok" else f"failed: {record.message}"
@@ -139,7 +140,8 @@ def pool_coverage(series, text, X, y, seed, n_restarts, target, tolerance):
     with threadpool_limits(1), warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         estimator = CompositionalGPRegressor(n_restarts=n_restarts, random_state=seed)
-        y_fit, _, _, _, fitter = estimator._fitting_setup(X, y, get_criterion("lml"))
+        model_fitter = estimator._model_fitter(X, y, get_criterion("lml"))
+        y_fit, fitter = model_fitter.y, model_fitter.candidate_fitter
         expr = parse(text)
         columns = sorted({leaf.columns[0] for leaf in expr.leaves if leaf.name == "PER"})
         pool = start_pool(expr, fitter.summary, fitter.start_hints(None, X, y_fit, columns))

@@ -177,10 +177,9 @@ def crossover(sizes):
         cells = {}
         for approximation in ("exact", "sparse"):
             model = CompositionalGPRegressor(("SE", "PER"), approximation=approximation, random_state=0)
-            model.n_features_in_ = 1
-            model.approximation_ = approximation
             start = time.perf_counter()
-            y_fit, _, _, _, fitter = model._fitting_setup(X, y, get_criterion("bic"))
+            model_fitter = model._model_fitter(X, y, get_criterion("bic"))
+            y_fit, fitter = model_fitter.y, model_fitter.candidate_fitter
             record = fitter(parse(DATA["series"][0]), X, y_fit, 0)
             cells[approximation] = (time.perf_counter() - start, record.log_marginal_likelihood)
         print(f"| {n} | {cells['exact'][0]:.1f} | {cells['sparse'][0]:.1f} | {cells['exact'][1]:.1f} | "

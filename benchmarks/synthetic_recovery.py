@@ -145,7 +145,8 @@ def _true_start(case, summary, y_std):
 def refit_planted(case, X, y, seed=0):
     """Best BIC of the planted structure under our fitter: plain fit and fit from the true values."""
     estimator = CompositionalGPRegressor(random_state=seed)
-    y_fit, _, y_std, summary, fitter = estimator._fitting_setup(X, y, get_criterion("bic"))
+    model_fitter = estimator._model_fitter(X, y, get_criterion("bic"))
+    y_fit, y_std, summary, fitter = model_fitter.y, model_fitter.y_std, model_fitter.summary, model_fitter.candidate_fitter
     records = [fitter(parse(case.planted), X, y_fit, seed)]
     start = _true_start(case, summary, y_std)
     if start is not None:

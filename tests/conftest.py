@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import functools
 import os
+import warnings
 
 import numpy as np
 import pytest
 from threadpoolctl import threadpool_limits
 from sklearn.utils.estimator_checks import estimator_checks_generator
 
-from skgpsearch import CompositionalGPClassifier
+from skgpsearch import CompositionalGPClassifier, DegenerateOptimumWarning
 
 
 if os.environ.get("PYTEST_XDIST_WORKER"):
@@ -60,8 +61,25 @@ def two_moons_like(n=150, seed=0, flip=0.0):
     return X, y
 
 
+def regression_data_with_outliers(n=30, seed=0):
+    """Two columns; y = sin(2 x0) + 0.3 x1 + noise, with two gross outliers (rows 3 and 17)."""
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(0, 3, size=(n, 2))
+    y = np.sin(2 * X[:, 0]) + 0.3 * X[:, 1] + 0.1 * rng.normal(size=n)
+    y[[3, 17]] += [4.0, -6.0]
+    return X, y
+
+
 @pytest.fixture(scope="session")
-def interaction_classifier_fit():
-    """A default classifier (depth 2) fitted on 200 rows of :func:`two_moons_like`: (model, X, y)."""
-    X, y = two_moons_like(n=200)
-    return CompositionalGPClassifier(max_depth=2, random_state=0).fit(X, y), X, y
+def three_class_fit():
+    """A one-vs-rest classifier (depth 1) on three classes cut from column 0 of 90 rows.
+
+    Returns (model, X, y, the DegenerateOptimumWarnings its fit raised).
+    """
+    rng = np.random.default_rng(4)
+    X = rng.uniform(-2, 2, size=(90, 2))
+    y = np.array(["a", "b", "c"])[np.digitize(X[:, 0], [-0.7, 0.7])]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model = CompositionalGPClassifier(max_depth=1, n_restarts=0, random_state=0).fit(X, y)
+    return model, X, y, [w for w in caught if issubclass(w.category, DegenerateOptimumWarning)]

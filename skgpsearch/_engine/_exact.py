@@ -20,6 +20,7 @@ __all__ = ["RegressionObjective", "GPPosterior"]
 
 _LOG_2PI = math.log(2.0 * math.pi)
 
+
 class RegressionObjective:
     """Objective of exact GP regression for hyperparameter fitting, and its gradient.
 

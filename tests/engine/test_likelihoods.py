@@ -10,15 +10,9 @@ from skgpsearch._engine._likelihoods import StudentT
 from skgpsearch.grammar import parse
 from skgpsearch.kernels import to_kernel
 
+from conftest import regression_data_with_outliers
+
 STUDENT_T = [StudentT(None), StudentT(3.0)]
-
-
-def _regression_data(n=30, seed=0):
-    rng = np.random.default_rng(seed)
-    X = rng.uniform(0, 3, size=(n, 2))
-    y = np.sin(2 * X[:, 0]) + 0.3 * X[:, 1] + 0.1 * rng.normal(size=n)
-    y[[3, 17]] += [4.0, -6.0]
-    return X, y
 
 
 @pytest.mark.parametrize("likelihood", STUDENT_T, ids=["learned dof", "fixed dof"])
@@ -49,7 +43,7 @@ def test_student_t_laplace_gradient_matches_finite_differences(likelihood, monke
 
     # finite differences of the value need the Newton mode converged far beyond the default tolerance
     monkeypatch.setattr(engine, "NEWTON_TOL", 1e-13)
-    X, y = _regression_data()
+    X, y = regression_data_with_outliers()
     kernel = to_kernel(parse("SE(0) * SE(1) + LIN(1)"), X)
     objective = LaplaceObjective(kernel, X, y, likelihood)
     rng = np.random.default_rng(1)

@@ -8,28 +8,18 @@ from scipy.special import expit
 from sklearn.base import clone
 from sklearn.gaussian_process import GaussianProcessClassifier
 from sklearn.gaussian_process.kernels import RBF, ConstantKernel
-from conftest import estimator_checks
 
 import skgpsearch._estimators._classifier as classifier_module
 import skgpsearch._search._pipeline as pipeline_module
 from skgpsearch import CompositionalGPClassifier
-from skgpsearch._search import classification_summary
 from skgpsearch._engine._laplace import LaplaceObjective
+from skgpsearch._search import classification_summary
 from skgpsearch.criteria import get_criterion
-from skgpsearch.grammar import parse
 from skgpsearch.grammar import FixedStructureGrammar as _Fixed
-from skgpsearch.kernels import DataSummary, default_hyperparameters
-from skgpsearch.kernels import discrete_columns
+from skgpsearch.grammar import parse
+from skgpsearch.kernels import DataSummary, default_hyperparameters, discrete_columns
 
-
-def _two_moons_like(n=150, seed=0, flip=0.0):
-    rng = np.random.default_rng(seed)
-    X = rng.uniform(-2, 2, size=(n, 3))
-    f = 2.0 * np.sin(2 * X[:, 0]) + 1.5 * X[:, 1]
-    y = (f > 0).astype(int)
-    flips = rng.random(n) < flip
-    y[flips] = 1 - y[flips]
-    return X, y
+from conftest import estimator_checks, two_moons_like
 
 
 # the checks that fit on their largest data, and every check of the robust configuration, are slow
@@ -45,11 +35,11 @@ def test_sklearn_estimator_checks(estimator, check):
 
 @pytest.mark.slow
 def test_finds_the_relevant_columns_and_predicts_well():
-    X, y = _two_moons_like(n=200)
+    X, y = two_moons_like(n=200)
     clf = CompositionalGPClassifier(max_depth=3, random_state=0).fit(X, y)
     columns = {leaf.columns[0] for leaf in clf.structure_.leaves}
     assert columns == {0, 1}
-    X_test, y_test = _two_moons_like(n=400, seed=1)
+    X_test, y_test = two_moons_like(n=400, seed=1)
     assert clf.score(X_test, y_test) > 0.93
     proba = clf.predict_proba(X_test)
     np.testing.assert_allclose(proba.sum(axis=1), 1.0)
@@ -57,7 +47,7 @@ def test_finds_the_relevant_columns_and_predicts_well():
 
 
 def test_search_records_and_criterion_values_are_consistent():
-    X, y = _two_moons_like(n=120)
+    X, y = two_moons_like(n=120)
     clf = CompositionalGPClassifier(max_depth=2, random_state=0).fit(X, y)
     table = clf.search_results_
     assert len(table["structure"]) == len(table["criterion"]) == len(table["class"])
@@ -71,21 +61,26 @@ def test_search_records_and_criterion_values_are_consistent():
     assert objective(model.theta) == pytest.approx(clf.log_marginal_likelihood_value_, rel=1e-7)
 
 
-def test_subsampled_optimisation_scores_on_all_the_data():
-    X, y = _two_moons_like(n=260)
-    clf = CompositionalGPClassifier(max_depth=1, max_optimize_samples=60, random_state=0).fit(X, y)
+@pytest.fixture(scope="module")
+def subsampled_fit():
+    """A search that optimises each candidate on 60 of 260 rows: (classifier, X, y)."""
+    X, y = two_moons_like(n=260)
+    return CompositionalGPClassifier(max_depth=1, max_optimize_samples=60, baseline_models=False,
+                                     random_state=0).fit(X, y), X, y
+
+
+def test_subsampled_optimisation_scores_on_all_the_data(subsampled_fit):
+    clf, X, y = subsampled_fit
     model = clf._binary_models[0]
     objective = LaplaceObjective(clone(model.kernel_), X, np.where(y == 1, 1.0, -1.0), model.likelihood)
     # (equal up to the Newton tolerance: the mode is found from another start)
     assert objective(model.theta) == pytest.approx(clf.log_marginal_likelihood_value_, rel=1e-7)
 
 
-def test_chosen_structure_is_refitted_on_all_the_rows():
+def test_chosen_structure_is_refitted_on_all_the_rows(subsampled_fit):
     # the search optimises on 60 of 260 rows; the final model must sit at the all-rows optimum of its
     # structure (a subset optimum cost 1.8 points of test error for an ARD model on breast cancer)
-    X, y = _two_moons_like(n=260)
-    clf = CompositionalGPClassifier(max_depth=1, max_optimize_samples=60, baseline_models=False,
-                                    random_state=0).fit(X, y)
+    clf, X, y = subsampled_fit
     full = CompositionalGPClassifier(grammar=_Fixed(clf.structure_.without_values()), max_depth=1,
                                      max_optimize_samples=None, n_restarts=4, random_state=1).fit(X, y)
     assert clf.log_marginal_likelihood_value_ == pytest.approx(full.log_marginal_likelihood_value_, abs=0.05)
@@ -117,7 +112,7 @@ def test_search_never_ends_below_the_ard_baseline():
 
 def test_fitted_evidence_is_at_least_sklearns_for_the_same_kernel():
     # one SE kernel, logistic likelihood: ours also fits a constant mean, so its optimum is at least as high
-    X, y = _two_moons_like(n=120, flip=0.1)
+    X, y = two_moons_like(n=120, flip=0.1)
     X1 = X[:, :1]
     clf = CompositionalGPClassifier(max_depth=1, likelihood="logistic", n_restarts=3, random_state=0).fit(X1, y)
     gpc = GaussianProcessClassifier(ConstantKernel(1.0) * RBF(1.0), n_restarts_optimizer=3, random_state=0).fit(X1, y)
@@ -126,7 +121,7 @@ def test_fitted_evidence_is_at_least_sklearns_for_the_same_kernel():
 
 @pytest.mark.parametrize("criterion", ["bic", "aic", "lml", "laplace_0", "laplace_bic", "cv_accuracy"])
 def test_every_classification_criterion_drives_the_search(criterion):
-    X, y = _two_moons_like(n=90)
+    X, y = two_moons_like(n=90)
     clf = CompositionalGPClassifier(max_depth=2, n_restarts=0, criterion=criterion, random_state=0).fit(X, y)
     assert np.isfinite(clf.best_score_)
     assert clf.best_score_ == pytest.approx(get_criterion(criterion)(clf, X, y), rel=1e-6)
@@ -135,7 +130,7 @@ def test_every_classification_criterion_drives_the_search(criterion):
 def test_cv_accuracy_equals_explicit_folds_with_fixed_hyperparameters():
     from sklearn.model_selection import StratifiedKFold
 
-    X, y = _two_moons_like(n=80, flip=0.1)
+    X, y = two_moons_like(n=80, flip=0.1)
     clf = CompositionalGPClassifier(max_depth=1, n_restarts=0, random_state=0).fit(X, y)
     model = clf._binary_models[0]
     labels = np.where(y == 1, 1.0, -1.0)
@@ -147,7 +142,7 @@ def test_cv_accuracy_equals_explicit_folds_with_fixed_hyperparameters():
 
 
 def test_regression_only_criteria_are_refused():
-    X, y = _two_moons_like(n=40)
+    X, y = two_moons_like(n=40)
     with pytest.raises(ValueError, match="regression only"):
         CompositionalGPClassifier(criterion="loo", max_depth=1).fit(X, y)
 
@@ -238,7 +233,7 @@ def test_continuous_columns_floor_the_lengthscale_at_their_median_spacing():
 
 
 def test_an_error_in_a_criterion_surfaces_as_itself():
-    X, y = _two_moons_like(n=40)
+    X, y = two_moons_like(n=40)
     with pytest.raises(KeyError, match="missing"):
         CompositionalGPClassifier(max_depth=1, criterion=lambda est, X_, y_: {}["missing"]).fit(X, y)
 
@@ -259,7 +254,7 @@ def test_bad_input_is_a_clear_value_error(X, y, match):
 
 
 def test_bad_parameters_are_clear_errors():
-    X, y = _two_moons_like(n=30)
+    X, y = two_moons_like(n=30)
     with pytest.raises(ValueError, match="likelihood"):
         CompositionalGPClassifier(likelihood="cauchy").fit(X, y)
     with pytest.raises(ValueError, match="discrete_features"):
@@ -269,7 +264,7 @@ def test_bad_parameters_are_clear_errors():
 
 
 def test_reproducible_for_any_n_jobs_and_picklable():
-    X, y = _two_moons_like(n=100)
+    X, y = two_moons_like(n=100)
     params = dict(max_depth=2, n_restarts=1, random_state=7)
     one = CompositionalGPClassifier(n_jobs=1, **params).fit(X, y)
     two = CompositionalGPClassifier(n_jobs=2, **params).fit(X, y)
@@ -281,7 +276,7 @@ def test_reproducible_for_any_n_jobs_and_picklable():
 
 def test_pandas_feature_names_and_probit_probabilities():
     pd = pytest.importorskip("pandas")
-    X, y = _two_moons_like(n=80)
+    X, y = two_moons_like(n=80)
     frame = pd.DataFrame(X, columns=["a", "b", "c"])
     clf = CompositionalGPClassifier(max_depth=1, random_state=0).fit(frame, y)
     assert list(clf.feature_names_in_) == ["a", "b", "c"]
@@ -293,8 +288,8 @@ def test_pandas_feature_names_and_probit_probabilities():
 
 
 def test_cv_accuracy_on_other_data_conditions_on_that_data():
-    X, y = _two_moons_like(n=80)
-    X_other, y_other = _two_moons_like(n=50, seed=4)
+    X, y = two_moons_like(n=80)
+    X_other, y_other = two_moons_like(n=50, seed=4)
     clf = CompositionalGPClassifier(max_depth=1, n_restarts=0, random_state=0).fit(X, y)
     value = get_criterion("cv_accuracy")(clf, X_other, y_other)
     assert 0.7 < value <= 1.0
@@ -388,7 +383,7 @@ def test_large_data_search_on_a_subset_then_finalists_on_more_rows(monkeypatch):
     # the scheme of large data, scaled down: search on 150 stratified rows, finalists refitted on 400
     monkeypatch.setattr(pipeline_module, "EXPLORE_ROWS", 150)
     monkeypatch.setattr(pipeline_module, "LAPLACE_POSTERIOR_ROWS", 400)
-    X, y = _two_moons_like(n=700, seed=3)
+    X, y = two_moons_like(n=700, seed=3)
     y[:700:3] = 1  # unbalanced classes: the subsets must keep the proportions
     clf = CompositionalGPClassifier(max_depth=2, n_restarts=1, random_state=0).fit(X, y)
     model = clf._binary_models[0]
@@ -415,5 +410,5 @@ def test_large_data_search_on_a_subset_then_finalists_on_more_rows(monkeypatch):
     monkeypatch.setattr(pipeline_module, "EXPLORE_ROWS", 10_000)
     on_all_rows = clone(clf).fit(X, y)
     assert on_all_rows._binary_models[0].X_train_.shape == (700, 3)
-    X_test, y_test = _two_moons_like(n=400, seed=4)
+    X_test, y_test = two_moons_like(n=400, seed=4)
     assert clf.score(X_test, y_test) >= on_all_rows.score(X_test, y_test) - 0.03

@@ -14,11 +14,12 @@ from sklearn.model_selection import GridSearchCV, GroupKFold, KFold, cross_val_s
 from sklearn.pipeline import Pipeline, make_pipeline
 from sklearn.preprocessing import StandardScaler
 
-from conftest import estimator_checks
 from skgpsearch import KernelSearchCV
 from skgpsearch.criteria import get_criterion
 from skgpsearch.grammar import parse
 from skgpsearch.kernels import from_kernel
+
+from conftest import estimator_checks
 
 rng = np.random.default_rng(0)
 X = np.sort(rng.uniform(0, 6, size=(50, 1)), axis=0)

@@ -8,11 +8,12 @@ import numpy as np
 import pytest
 from sklearn.base import clone
 from sklearn.gaussian_process import GaussianProcessRegressor
-from conftest import estimator_checks
 
 from skgpsearch import CompositionalGPRegressor
 from skgpsearch.grammar import CompositionalGrammar, SumOfProductsGrammar, parse
 from skgpsearch.kernels import to_kernel
+
+from conftest import estimator_checks
 
 
 def cheap(**params):

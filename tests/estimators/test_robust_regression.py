@@ -8,13 +8,7 @@ import pytest
 from skgpsearch import CompositionalGPRegressor, OutlierWarning
 from skgpsearch.grammar import parse
 
-
-def _regression_data(n=30, seed=0):
-    rng = np.random.default_rng(seed)
-    X = rng.uniform(0, 3, size=(n, 2))
-    y = np.sin(2 * X[:, 0]) + 0.3 * X[:, 1] + 0.1 * rng.normal(size=n)
-    y[[3, 17]] += [4.0, -6.0]
-    return X, y
+from conftest import regression_data_with_outliers
 
 
 def _planted_outliers(seed):
@@ -55,7 +49,7 @@ def test_student_t_recovers_the_structure_that_outliers_hide():
 
 
 def test_student_t_model_state_is_consistent():
-    X, y = _regression_data(n=25)
+    X, y = regression_data_with_outliers(n=25)
     params = dict(base_kernels=("SE",), max_depth=1, likelihood="student_t", random_state=0)
     learned = CompositionalGPRegressor(degrees_of_freedom=None, **params).fit(X, y)
     assert 1.0 <= learned.degrees_of_freedom_ <= 200.0
@@ -72,7 +66,7 @@ def test_student_t_model_state_is_consistent():
 
 
 def test_student_t_refuses_what_needs_the_gaussian_evidence():
-    X, y = _regression_data(n=20)
+    X, y = regression_data_with_outliers(n=20)
     with pytest.raises(ValueError, match="student_t.*'bic'"):
         CompositionalGPRegressor(likelihood="student_t", criterion="loo").fit(X, y)
     with pytest.raises(ValueError, match="objective='lml'"):

@@ -155,11 +155,8 @@ def test_classifier_single_term_std_is_the_latent_std():
     np.testing.assert_allclose(component.mean + model.latent_mean_, mean, atol=1e-10)
 
 
-def test_multiclass_needs_a_target_class():
-    rng = np.random.default_rng(4)
-    X = rng.uniform(-2, 2, size=(90, 2))
-    y = np.array(["a", "b", "c"])[np.digitize(X[:, 0], [-0.7, 0.7])]
-    model = CompositionalGPClassifier(max_depth=1, random_state=0).fit(X, y)
+def test_multiclass_needs_a_target_class(three_class_fit):
+    model, X, y, _ = three_class_fit
     with pytest.raises(ValueError, match="target_class"):
         model.decompose()
     with pytest.raises(ValueError, match="not a class"):

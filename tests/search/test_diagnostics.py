@@ -152,12 +152,8 @@ def test_feature_names_appear_in_the_caution():
     assert "Caution: SE(time) is constant on the data." in describe(model)
 
 
-def test_classifier_reports_per_class_diagnostics():
-    rng = np.random.default_rng(0)
-    X = rng.uniform(-2, 2, (150, 2))
-    y = np.array(["a", "b", "c"])[np.digitize(X[:, 0], [-0.7, 0.7])]
-    clf = CompositionalGPClassifier(max_depth=1, n_restarts=0, random_state=0)
-    caught = _fit_quietly(clf, X, y)
+def test_classifier_reports_per_class_diagnostics(three_class_fit):
+    clf, _, _, caught = three_class_fit
     assert isinstance(clf.diagnostics_, list)
     assert all(f.startswith("class '") for f in clf.diagnostics_)
     assert (len(caught) == 1) == bool(clf.diagnostics_)
