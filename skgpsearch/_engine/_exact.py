@@ -225,6 +225,16 @@ class GPPosterior:
         inverse_diagonal = np.diag(cholesky_inverse(self.L)).copy()
         return self.alpha / inverse_diagonal
 
+    def loo_log_density(self):
+        """log p(y_i | y_−i) of every training point at these hyperparameters (R&W §5.4.2, eq. 5.10).
+
+        The leave-one-out predictive is N(y_i − α_i / [K⁻¹]_ii, 1 / [K⁻¹]_ii), so all n
+        densities cost the inverse of one Cholesky factor.
+        """
+        inverse_diagonal = np.diag(cholesky_inverse(self.L)).copy()
+        residual = self.alpha / inverse_diagonal
+        return 0.5 * np.log(inverse_diagonal) - 0.5 * residual**2 * inverse_diagonal - 0.5 * _LOG_2PI
+
     def predict(self, X, return_std=False, return_cov=False):
         """Posterior mean of the latent function at ``X``, and its std or covariance."""
         K_star = self.kernel(X, self.X)

@@ -38,7 +38,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.special import betaln, digamma, expit, log_ndtr, logit, ndtr, ndtri
+from scipy.special import betaln, digamma, expit, log_ndtr, logit, logsumexp, ndtr, ndtri
 
 __all__ = [
     "Likelihood", "Logistic", "Probit", "RobustProbit", "StudentT", "get_likelihood", "LIKELIHOODS",
@@ -100,6 +100,23 @@ class Likelihood:
         """p(y* = +1) = ∫ p(+1 | f) N(f | mean, var) df."""
         raise NotImplementedError
 
+    def log_predictive_density(self, y, mean, var, theta):
+        """log ∫ p(y_i | f) N(f | mean_i, var_i) df for each i.
+
+        Binary likelihoods are symmetric, p(y | f) = p(+1 | y f), so this is
+        log p(+1) at the mean y_i · mean_i. Others: 48-point Gauss–Hermite
+        quadrature of log p(y | f), summed in log space.
+        """
+        y = np.asarray(y, dtype=float)
+        mean = np.asarray(mean, dtype=float)
+        if self.binary:
+            with np.errstate(divide="ignore"):
+                return np.log(np.clip(self.predict_proba(y * mean, var, theta), 1e-300, 1.0))
+        sd = np.sqrt(np.maximum(np.asarray(var, dtype=float), 0.0))
+        f = mean[:, np.newaxis] + sd[:, np.newaxis] * _GH_NODES
+        log_p = self.derivatives(np.repeat(y, _GH_NODES.size), f.ravel(), theta)[0].reshape(f.shape)
+        return logsumexp(log_p + np.log(_GH_WEIGHTS), axis=1)
+
     def predict_log_odds(self, mean, var, theta):
         """log p(y* = +1) − log p(y* = −1): monotone in the predictive probability, > 0 iff it exceeds ½."""
         mean = np.asarray(mean, dtype=float)
@@ -158,6 +175,9 @@ class Probit(Likelihood):
     def predict_log_odds(self, mean, var, theta):
         z = np.asarray(mean) / np.sqrt(1.0 + np.asarray(var))
         return log_ndtr(z) - log_ndtr(-z)
+
+    def log_predictive_density(self, y, mean, var, theta):
+        return log_ndtr(np.asarray(y) * np.asarray(mean) / np.sqrt(1.0 + np.asarray(var)))
 
 
 class RobustProbit(Likelihood):

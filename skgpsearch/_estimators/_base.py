@@ -13,7 +13,15 @@ from sklearn.gaussian_process.kernels import Kernel
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from .._search import PipelineResult, ProgressCallback, SearchPipeline, SearchSettings, progress_callback
+from .._search import (
+    SELECTIONS,
+    PipelineResult,
+    ProgressCallback,
+    SearchPipeline,
+    SearchSettings,
+    progress_callback,
+    resolve_selection,
+)
 from ..criteria import SelectionCriterion, check_criterion_task, get_criterion
 from ..grammar import Grammar, default_base_kernels, get_grammar, get_kind, grammar_names
 from ..kernels import from_kernel
@@ -87,6 +95,8 @@ class StructureSearchMixin:
         "random_state": ["random_state"],
         "verbose": ["verbose"],
         "model_averaging": [Interval(numbers.Integral, 1, None, closed="left"), None],
+        "selection": [StrOptions({"auto", *SELECTIONS})],
+        "baseline_models": ["boolean"],
     }
 
     def _unfitted_copy(self) -> Any:
@@ -142,6 +152,7 @@ class StructureSearchMixin:
             max_fits_per_depth=self.max_fits_per_depth,
             time_budget=self.time_budget,
             model_averaging=self.model_averaging,
+            selection=resolve_selection(self.selection, model_fitter.has_loo, model_fitter.X.shape[1]),
             progress=self._progress(),
             criterion_name=criterion.display_name,
             feature_names=getattr(self, "feature_names_in_", None),

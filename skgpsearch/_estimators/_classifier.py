@@ -18,6 +18,7 @@ from .._search import (
     BinaryLaplaceModel,
     PipelineResult,
     averaged_log_odds,
+    finalists_table,
     averaged_probability,
     classification_likelihood,
     classification_summary,
@@ -131,6 +132,16 @@ class CompositionalGPClassifier(StructureSearchMixin, ClassifierMixin, BaseEstim
         criterion) (models below 1e-6 of the best's weight are dropped; Mrkšić
         2014, §5.2 averages over the searched models too). ``structure_`` and
         ``describe`` keep the chosen model.
+    selection : {"auto", "criterion", "loo", "stacking"}, default="auto"
+        How each binary problem's final model is chosen among its finalists
+        (the search's best structures, the best of each depth and the
+        baselines): by the search ``criterion``; by the approximate
+        leave-one-out log predictive probability of the labels at the fitted
+        hyperparameters (``"loo"``, from the Laplace posterior's cavities,
+        Vehtari et al. 2016); or as the mixture of finalists whose weights
+        maximise that held-out log score (``"stacking"``, Yao et al. 2018).
+        ``"auto"``: ``"loo"`` with two or more columns, ``"criterion"`` on one.
+        ``finalists_`` lists the finalists.
 
     Attributes
     ----------
@@ -155,6 +166,12 @@ class CompositionalGPClassifier(StructureSearchMixin, ClassifierMixin, BaseEstim
         (the positive class of the binary problem).
     search_path_ : list of dict
         Per binary problem and depth: best structure, criterion, candidates.
+    selection_ : str
+        The rule that chose the final models (what ``selection="auto"`` became).
+    finalists_ : dict of lists
+        Per binary problem (``class``), the structures its final model was
+        chosen from, as in the regressor (``loo_log_density``: Σ_i log p(y_i |
+        y_−i) of the labels).
     search_stop_reason_ : str or list of str
     model_weights_ : ndarray, or list of them (multi-class)
         Weights of the averaged structures (``[1.0]`` without ``model_averaging``).
@@ -192,7 +209,6 @@ class CompositionalGPClassifier(StructureSearchMixin, ClassifierMixin, BaseEstim
         "likelihood": [StrOptions(set(likelihood_names()))],
         "max_depth": [Interval(numbers.Integral, 1, None, closed="left")],
         "discrete_features": [StrOptions({"auto"}), "boolean", "array-like"],
-        "baseline_models": ["boolean"],
     }
 
     def __init__(
@@ -216,8 +232,10 @@ class CompositionalGPClassifier(StructureSearchMixin, ClassifierMixin, BaseEstim
         random_state: RandomStateLike = None,
         verbose: int = 0,
         model_averaging: int | None = None,
+        selection: str = "auto",
     ) -> None:
         self.model_averaging = model_averaging
+        self.selection = selection
         self.base_kernels = base_kernels
         self.grammar = grammar
         self.criterion = criterion
@@ -271,7 +289,7 @@ class CompositionalGPClassifier(StructureSearchMixin, ClassifierMixin, BaseEstim
             y_binary = np.where(y_index == k, 1.0, -1.0)
             progress = self._progress()
             if progress is not None and len(positives) > 1:
-                progress(f"class {self.classes_[k]!r} vs rest")
+                progress(f"class '{self.classes_[k]}' vs rest")
             fitter = BinaryClassificationModelFitter(
                 X, y_binary, criterion, likelihood, summary, n_restarts=self.n_restarts,
                 max_optimize_samples=self.max_optimize_samples, baseline_models=self.baseline_models,
@@ -302,19 +320,21 @@ class CompositionalGPClassifier(StructureSearchMixin, ClassifierMixin, BaseEstim
         self.best_score_ = criterion.combine([m.criterion_value for m in models])
         self.log_marginal_likelihood_value_ = float(sum(m.log_marginal_likelihood_value_ for m in models))
         self.n_hyperparameters_ = int(sum(m.n_hyperparameters_ for m in models))
-        table, paths = {"class": []}, []
+        table, finalists, paths = {"class": []}, {"class": []}, []
         for k, outcome in zip(positives, outcomes):
-            part = outcome.search.table()
-            table["class"] += [self.classes_[k]] * len(outcome.search.records)
-            for key, values in part.items():
-                table.setdefault(key, []).extend(values)
+            for target, part in ((table, outcome.search.table()), (finalists, finalists_table(outcome))):
+                target["class"] += [self.classes_[k]] * len(part["structure"])
+                for key, values in part.items():
+                    target.setdefault(key, []).extend(values)
             paths += [{"class": self.classes_[k], **level} for level in outcome.search.levels]
         self.search_results_ = table
+        self.finalists_ = finalists
+        self.selection_ = outcomes[0].selection
         self.search_path_ = paths
         self.search_stop_reason_ = per_problem([o.search.stop_reason for o in outcomes])
         self.model_weights_ = per_problem([m.weights for m in models])
         self.diagnostics_ = list(models[0].diagnostics) if binary else [
-            f"class {self.classes_[k]!r} vs rest: {finding}" for k, m in zip(positives, models)
+            f"class '{self.classes_[k]}' vs rest: {finding}" for k, m in zip(positives, models)
             for finding in m.diagnostics]
 
     def _explanation_view(self) -> ClassificationView:

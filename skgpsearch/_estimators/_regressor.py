@@ -17,6 +17,7 @@ from .._search import (
     RegressionModel,
     RegressionModelFitter,
     RegressionOptions,
+    finalists_table,
     regression_mixture_moments,
     warn_about_degenerate_optimum,
     warn_about_outliers,
@@ -143,6 +144,22 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
     n_inducing : int, default=256
         Inducing inputs of the sparse approximation (at most the number of
         distinct rows).
+    baseline_models : bool, default=True
+        With two or more columns, the two standard models -- one ARD kernel
+        (an SE over all columns, one lengthscale each) and the additive
+        kernel (one SE per column) -- are fitted after the search and compete
+        with its structures as finalists (they add no children to the search).
+    selection : {"auto", "criterion", "loo", "stacking"}, default="auto"
+        How the final model is chosen among the finalists (the search's best
+        structures, the best of each depth and the baselines): by the search
+        ``criterion``; by the leave-one-out log predictive density at the
+        fitted hyperparameters (``"loo"``, closed form, R&W §5.4.2); or as
+        the mixture of finalists whose weights maximise that held-out log
+        score (``"stacking"``, Yao et al. 2018). ``"auto"``: ``"loo"`` with
+        two or more columns; ``"criterion"`` on one column (a series, where
+        leaving one point out rewards interpolating between neighbours) and
+        with the sparse approximation (no leave-one-out predictive).
+        ``finalists_`` lists the finalists with their scores.
 
     Attributes
     ----------
@@ -183,6 +200,15 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
         :func:`~skgpsearch.inspection.describe` and the report list them.
     search_path_ : list of dict
         Per depth: number of candidates, best structure, best criterion, elapsed seconds.
+    finalists_ : dict of lists
+        The structures the final model was chosen from: ``structure``,
+        ``criterion``, ``loo_log_density`` (Σ_i log p(y_i | y_−i) at the fitted
+        hyperparameters, original units; None when selected by the
+        criterion), ``weight`` (in the prediction; 0 if not selected) and
+        ``baseline``.
+    selection_ : str
+        The rule that chose the final model: ``"criterion"``, ``"loo"`` or
+        ``"stacking"`` (what ``selection="auto"`` became).
     search_stop_reason_ : str
         Why the search stopped (``"no improvement"``, ``"max_depth reached"``,
         ``"depth limit reached"``, a budget, ``"interrupted"``).
@@ -270,6 +296,8 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
         degrees_of_freedom: float | None = 4.0,
         approximation: str = "auto",
         n_inducing: int = 256,
+        baseline_models: bool = True,
+        selection: str = "auto",
     ) -> None:
         self.base_kernels = base_kernels
         self.grammar = grammar
@@ -292,6 +320,8 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
         self.degrees_of_freedom = degrees_of_freedom
         self.approximation = approximation
         self.n_inducing = n_inducing
+        self.baseline_models = baseline_models
+        self.selection = selection
 
     # -- fitting ------------------------------------------------------------------
     def fit(self, X: ArrayLike, y: ArrayLike) -> CompositionalGPRegressor:
@@ -325,6 +355,8 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
         self.search_results_ = outcome.search.table()
         self.search_path_ = outcome.search.levels
         self.search_stop_reason_ = outcome.search.stop_reason
+        self.finalists_ = finalists_table(outcome)
+        self.selection_ = outcome.selection
         return self
 
     def _model_fitter(self, X, y, criterion, make_estimator=None) -> RegressionModelFitter:
@@ -332,6 +364,7 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
             likelihood=self.likelihood, degrees_of_freedom=self.degrees_of_freedom, approximation=self.approximation,
             n_inducing=self.n_inducing, objective=self.objective, n_restarts=self.n_restarts,
             max_optimize_samples=self.max_optimize_samples, normalize_y=self.normalize_y,
+            baseline_models=self.baseline_models,
         )
         return RegressionModelFitter(options, X, y, criterion, random_state=self.random_state,
                                      make_estimator=make_estimator)

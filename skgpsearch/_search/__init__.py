@@ -36,7 +36,7 @@ from ._models import (
     averaged_probability,
     regression_mixture_moments,
 )
-from ._pipeline import PipelineResult, SearchPipeline
+from ._pipeline import SELECTIONS, PipelineResult, SearchPipeline, finalists_table, resolve_selection
 from ._progress import LevelReport, ProgressCallback, print_progress, progress_callback, search_progress
 from ._records import FAILED, NUMERICAL_FAILURES, CandidateRecord
 from ._regression import RegressionModelFitter, RegressionOptions, approximation_for
@@ -55,6 +55,7 @@ __all__ = [
     "RegressionModel",
     "RegressionModelFitter",
     "RegressionOptions",
+    "SELECTIONS",
     "SearchPipeline",
     "SearchResult",
     "SearchSettings",
@@ -64,10 +65,12 @@ __all__ = [
     "averaged_probability",
     "classification_likelihood",
     "classification_summary",
+    "finalists_table",
     "likelihood_names",
     "print_progress",
     "progress_callback",
     "regression_mixture_moments",
+    "resolve_selection",
     "run_search",
     "search_progress",
     "warn_about_degenerate_optimum",

@@ -116,6 +116,7 @@ class BinaryClassificationModelFitter:
         self.summary = summary
         self.baseline_models = baseline_models
         self.searching = searching
+        self._models: dict[tuple, tuple] = {}
         self._fitter = LaplaceCandidateFitter(
             summary=summary,
             criterion=criterion,
@@ -160,8 +161,17 @@ class BinaryClassificationModelFitter:
         return grammar.standard_structures(self.X.shape[1])
 
     # -- fitted models ------------------------------------------------------------------------------
+    #: The Laplace engine gives leave-one-out predictive densities (the select stage's "loo" and "stacking").
+    has_loo = True
+
     def model(self, record: CandidateRecord, rows: np.ndarray | None = None) -> BinaryLaplaceModel:
-        """The fitted binary model of a record, conditioned on ``rows`` (None: all rows)."""
+        """The fitted binary model of a record, conditioned on ``rows`` (None: all rows); built once."""
+        key = (id(record), None if rows is None else id(rows))
+        if key not in self._models:
+            self._models[key] = (record, rows, self._build_model(record, rows))
+        return self._models[key][2]
+
+    def _build_model(self, record: CandidateRecord, rows: np.ndarray | None) -> BinaryLaplaceModel:
         X, y = (self.X, self.y) if rows is None else (self.X[rows], self.y[rows])
         likelihood = self.likelihood
         p = record.theta.size - 1 - likelihood.n_params
@@ -183,4 +193,6 @@ class BinaryClassificationModelFitter:
         model.diagnostics = best.diagnostics
         model.mixture = [model.posterior] + [self.model(r, outcome.rows).posterior for r in outcome.selected[1:]]
         model.weights = outcome.weights
+        model.finalists = outcome.finalists
+        model.finalist_weights = {id(r): w for r, w in zip(outcome.selected, outcome.weights)}
         return model

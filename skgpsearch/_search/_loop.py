@@ -374,6 +374,8 @@ class SearchSettings:
     max_fits_per_depth: int | None = None
     time_budget: float | None = None
     model_averaging: int | None = None
+    #: How the select stage chooses: "criterion", "loo" or "stacking" (see skgpsearch._search._pipeline).
+    selection: str = "criterion"
     progress: ProgressCallback | None = None
     criterion_name: str = "criterion"
     feature_names: Sequence[str] | None = None

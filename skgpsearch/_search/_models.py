@@ -218,6 +218,27 @@ class RegressionModel:
         """Means and standard deviations of the hyperprior on ``[kernel.theta, log noise]``."""
         return prior.moments(self.structure, self.summary)
 
+    @property
+    def has_loo(self) -> bool:
+        """Whether :meth:`loo_log_density` is available (not for the sparse approximation)."""
+        return self.engine != "sparse"
+
+    def loo_log_density(self) -> np.ndarray:
+        """log p(y_i | y_−i) of every training row at the fitted hyperparameters, original target units.
+
+        Exact for Gaussian noise (R&W §5.4.2); the Laplace cavity approximation
+        for Student-t noise (Vehtari et al. 2016). Raises ``ValueError`` for
+        the sparse approximation, which has no leave-one-out predictive.
+        """
+        if not self.has_loo:
+            raise ValueError("the sparse approximation has no leave-one-out predictive density")
+        with single_threaded_blas():
+            if self.engine == "exact":
+                density = self.posterior.loo_log_density()
+            else:
+                density = self.posterior.loo_log_density(self.y_fit)
+        return density - math.log(self.y_std)
+
     def loo_residuals(self) -> np.ndarray:
         """Leave-one-out residuals of the exact model on the fitting scale."""
         with single_threaded_blas():
@@ -330,6 +351,14 @@ class BinaryLaplaceModel:
     def predict_latent(self, X: np.ndarray, return_var: bool = False):
         """Posterior mean (and variance) of the latent function at ``X``."""
         return self.posterior.predict_latent(X, return_var=return_var)
+
+    #: The Laplace approximation always has a leave-one-out predictive.
+    has_loo = True
+
+    def loo_log_density(self) -> np.ndarray:
+        """Approximate log p(y_i | y_−i) of every training label (Laplace cavity; Vehtari et al. 2016)."""
+        with single_threaded_blas():
+            return self.posterior.loo_log_density(self.y_train_)
 
 
 def averaged_probability(model: BinaryLaplaceModel, X: np.ndarray) -> np.ndarray:

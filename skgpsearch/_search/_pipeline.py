@@ -11,7 +11,9 @@ Every structure search of the estimators runs these three stages, in
     order, with a data summary of those rows.
 **finalists**
     The structures the final model is chosen from, fitted on the rows the
-    final model conditions on:
+    final model conditions on (the model fitter's baselines -- one ARD
+    kernel and the additive kernel -- always among them; they compete at the
+    end and add no children to the search):
 
     - after exploring a sample: the ``FIRST_FINALISTS`` best distinct
       structures (the model fitter's baselines, fitted on the sample,
@@ -19,19 +21,32 @@ Every structure search of the estimators runs these three stages, in
       many rows from their fitted values, the better half of them on
       ``HALVING_FACTOR`` times more, and so on up to all rows (at most
       ``model_fitter.max_rows``): successive halving;
-    - after exploring all rows: the search's best, re-optimised on all rows
-      from its optimum when the search optimised on a subset of the rows
-      (the polished fit replaces it when it is at least as good), and the
-      baselines, fitted on all rows with full effort.
+    - after exploring all rows: the search's best -- and, when the select
+      stage judges held-out prediction, the ``PREDICTIVE_FINALISTS`` best
+      distinct structures and the best of every depth -- re-optimised on all
+      rows from their optima when the search optimised on subsets of the rows
+      (a polished fit replaces its record when it is at least as good), and
+      the baselines, fitted on all rows with full effort.
 
     Failure policy: a finalist whose fit fails is recorded and left out; if
     every finalist of a rung fails, the exploration's best is kept, on the
     rows it was fitted on, and the stop reason says so.
 **select**
-    The finalist with the best criterion; with ``model_averaging=k``, also
-    the ``k - 1`` best other structures fitted on the same rows, weighted by
-    exp(criterion − selected criterion) (structures below
-    ``MIN_AVERAGING_WEIGHT`` of the selected one's weight are left out).
+    ``settings.selection`` says how:
+
+    - ``"criterion"``: the finalist with the best search criterion; with
+      ``model_averaging=k``, also the ``k - 1`` best other structures fitted
+      on the same rows, weighted by exp(criterion − selected criterion);
+    - ``"loo"``: the finalist whose leave-one-out log predictive density
+      Σ_i log p(y_i | y_−i) at its fitted hyperparameters is highest (exact
+      for Gaussian regression, the Laplace cavity approximation otherwise);
+      with ``model_averaging=k``, the ``k`` best by that density weighted by
+      exp(density − best density) (pseudo-BMA, Yao et al. 2018);
+    - ``"stacking"``: every finalist, weighted to maximise the leave-one-out
+      log score of their mixture, Σ_i log Σ_k w_k p_k(y_i | y_−i) (stacking
+      of predictive distributions, Yao, Vehtari, Simpson & Gelman 2018).
+
+    Structures below ``MIN_AVERAGING_WEIGHT`` of the largest weight are left out.
 
 The stages know nothing of engines: a :class:`ModelFitter` (regression:
 :class:`~skgpsearch._search._regression.RegressionModelFitter`;
@@ -45,13 +60,16 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
+from scipy.special import logsumexp
 from sklearn.utils.parallel import Parallel, delayed
 
+from .._engine._linalg import NumericalError
 from ..criteria import SelectionCriterion
 from ..grammar import Expr, Grammar
 from ._candidate_fitter import CandidateFitter
@@ -64,14 +82,19 @@ __all__ = [
     "FIRST_FINALISTS",
     "HALVING_FACTOR",
     "LAPLACE_POSTERIOR_ROWS",
+    "PREDICTIVE_FINALISTS",
+    "SELECTIONS",
     "Exploration",
     "Finalists",
     "ModelFitter",
     "PipelineResult",
     "SearchPipeline",
     "distinct_best",
+    "finalists_table",
     "halving_sizes",
     "refit_finalists",
+    "resolve_selection",
+    "stacking_weights",
 ]
 
 #: The stages' sizes, in one place. Above EXPLORE_ROWS rows the search explores a sample of that many
@@ -82,8 +105,15 @@ EXPLORE_ROWS = 2000
 FIRST_FINALISTS = 4
 HALVING_FACTOR = 5
 LAPLACE_POSTERIOR_ROWS = 5000
-#: Averaged models below this fraction of the selected one's weight are dropped.
+#: When the select stage judges held-out prediction, the search's best this many distinct structures (and
+#: the best of every depth) are finalists besides the baselines.
+PREDICTIVE_FINALISTS = 4
+#: Averaged models below this fraction of the largest weight are dropped.
 MIN_AVERAGING_WEIGHT = 1e-6
+#: The rules of the select stage (see the module docstring).
+SELECTIONS = ("criterion", "loo", "stacking")
+#: Stop reasons of the explore stage after which no finalist is fitted: the user's bounds hold.
+STOPS_WITHOUT_MORE_FITS = ("candidate budget reached", "time budget reached", "interrupted")
 
 
 class ModelFitter(Protocol):
@@ -104,6 +134,8 @@ class ModelFitter(Protocol):
     explore_fits_are_final: bool
     #: The most rows a finalist is fitted on (None: all).
     max_rows: int | None
+    #: Whether its models have leave-one-out predictive densities (select by "loo" and "stacking").
+    has_loo: bool
 
     @property
     def candidate_fitter(self) -> CandidateFitter:
@@ -123,6 +155,9 @@ class ModelFitter(Protocol):
 
     def baseline_structures(self, grammar: Grammar) -> list[Expr]:
         """Structures that compete with the search's best at the end (never expanded)."""
+
+    def model(self, record: CandidateRecord, rows: np.ndarray | None = None) -> Any:
+        """The fitted model of a record conditioned on ``rows`` (None: all); it has ``loo_log_density()``."""
 
 
 @dataclass
@@ -163,6 +198,10 @@ class PipelineResult:
     selected: list[CandidateRecord]
     weights: np.ndarray
     rows: np.ndarray | None = None
+    #: The records select chose from (with their ``predictive_score`` when it judged prediction).
+    finalists: list[CandidateRecord] = dataclasses.field(default_factory=list)
+    #: The rule select applied ("criterion", "loo" or "stacking").
+    selection: str = "criterion"
 
     @property
     def best(self) -> CandidateRecord:
@@ -184,8 +223,18 @@ class SearchPipeline:
     def run(self, model_fitter: ModelFitter, grammar: Grammar, criterion: SelectionCriterion,
             seed: int) -> PipelineResult:
         exploration = self.explore(model_fitter, grammar, criterion, seed)
-        finalists = self.finalists(model_fitter, exploration, grammar, seed)
-        return self.select(exploration, finalists)
+        result = exploration.result
+        if result.stop_reason in STOPS_WITHOUT_MORE_FITS:
+            # a spent budget or an interruption: no more fits, the model is the search's best
+            return self.select(model_fitter, exploration, _search_best_only(result, exploration.rows))
+        try:
+            finalists = self.finalists(model_fitter, exploration, grammar, seed)
+        except KeyboardInterrupt:
+            warnings.warn("Search interrupted while fitting the finalists: keeping the search's best structure.",
+                          RuntimeWarning, stacklevel=2)
+            result.stop_reason += "; interrupted while fitting the finalists"
+            return self.select(model_fitter, exploration, _search_best_only(result, exploration.rows))
+        return self.select(model_fitter, exploration, finalists)
 
     # -- explore -----------------------------------------------------------------------------
     def explore(self, model_fitter: ModelFitter, grammar: Grammar, criterion: SelectionCriterion,
@@ -217,11 +266,17 @@ class SearchPipeline:
         result = exploration.result
         X, y = model_fitter.X, model_fitter.y
         best = result.best
-        polished = best
+        chosen = [best]
+        if self.settings.selection != "criterion":
+            chosen = distinct_best([best] + _level_bests(result) + distinct_best(result.records, PREDICTIVE_FINALISTS),
+                                   len(result.records))
+            chosen.sort(key=lambda r: -r.criterion)
+        polished = {id(r): r for r in chosen}
         if not model_fitter.explore_fits_are_final:
-            polished = _polished(model_fitter.refit_fitter(X.shape[0]), best, X, y, seed)
-        records = [polished]
-        baselines = [s for s in model_fitter.baseline_structures(grammar) if s != best.structure]
+            fitter = model_fitter.refit_fitter(X.shape[0])
+            polished = {id(r): _polished(fitter, r, X, y, seed) for r in chosen}
+        records = [polished[id(r)] for r in chosen]
+        baselines = [s for s in model_fitter.baseline_structures(grammar) if all(s != r.structure for r in chosen)]
         if baselines:
             fitter = model_fitter.baseline_fitter()
             for structure in baselines:
@@ -230,7 +285,7 @@ class SearchPipeline:
                 record.message = record.message or "baseline, fitted on all rows after the search"
                 result.records.append(record)
                 records.append(record)
-        comparable = [polished if r is best else r for r in result.records]
+        comparable = [polished.get(id(r), r) for r in result.records]
         return Finalists([r for r in records if r.status == OK], [r for r in comparable if r.status == OK])
 
     def _finalists_by_halving(self, model_fitter, exploration, grammar, seed):
@@ -268,22 +323,168 @@ class SearchPipeline:
         return Finalists(kept, [r for r in explored if r.status == OK and np.isfinite(r.criterion)], rows)
 
     # -- select --------------------------------------------------------------------------------
-    def select(self, exploration: Exploration, finalists: Finalists) -> PipelineResult:
-        """The finalist with the best criterion, and the models averaged with it (``model_averaging``)."""
-        selected = finalists.records[0]
-        for record in finalists.records[1:]:
-            if record.criterion > selected.criterion:
-                selected = record
-        chosen = [selected]
-        k = self.settings.model_averaging
-        if k is not None and k > 1:
-            ranked = sorted((r for r in finalists.comparable if np.isfinite(r.criterion) and r is not selected),
-                            key=lambda r: -r.criterion)
-            chosen += [r for r in ranked[: k - 1]
-                       if r.criterion - selected.criterion > math.log(MIN_AVERAGING_WEIGHT)]
-        scores = np.array([r.criterion for r in chosen], dtype=float)
-        weights = np.exp(scores - scores.max())
-        return PipelineResult(exploration.result, chosen, weights / weights.sum(), finalists.rows)
+    def select(self, model_fitter: ModelFitter, exploration: Exploration, finalists: Finalists) -> PipelineResult:
+        """The selected finalist, and the models averaged with it, by ``settings.selection``."""
+        selection, k = self.settings.selection, self.settings.model_averaging
+        records = finalists.records
+        if selection == "criterion":
+            selected = _first_best(records, lambda r: r.criterion)
+            pool = [r for r in finalists.comparable if np.isfinite(r.criterion) and r is not selected]
+            chosen, weights = _averaged(selected, pool, k, lambda r: r.criterion)
+        else:
+            densities = self._loo_densities(model_fitter, records, finalists.rows)
+            scored = [r for r in records if id(r) in densities]
+            if not scored:  # no finalist has a usable held-out density: fall back on the criterion
+                exploration.result.stop_reason += "; no finalist had a leave-one-out density, selected by criterion"
+                selected = _first_best(records, lambda r: r.criterion)
+                chosen, weights = [selected], np.ones(1)
+            elif selection == "loo":
+                selected = _first_best(scored, lambda r: r.predictive_score)
+                pool = [r for r in scored if r is not selected]
+                chosen, weights = _averaged(selected, pool, k, lambda r: r.predictive_score)
+            else:
+                weights = stacking_weights(np.column_stack([densities[id(r)] for r in scored]))
+                keep = [i for i in np.argsort(-weights, kind="stable") if weights[i] >= MIN_AVERAGING_WEIGHT * weights.max()]
+                chosen = [scored[i] for i in keep]
+                weights = weights[keep] / weights[keep].sum()
+        outcome = PipelineResult(exploration.result, chosen, weights, finalists.rows, list(records), selection)
+        if self.settings.progress is not None:
+            self.settings.progress(_finalists_note(outcome, selection))
+        return outcome
+
+    @staticmethod
+    def _loo_densities(model_fitter, records, rows):
+        """{id(record): its leave-one-out log densities}, for the finalists whose model has them."""
+        densities = {}
+        for record in records:
+            try:
+                density = model_fitter.model(record, rows).loo_log_density()
+            except (NumericalError, np.linalg.LinAlgError):
+                continue
+            if np.all(np.isfinite(density)):
+                record.predictive_score = float(np.sum(density))
+                densities[id(record)] = density
+        return densities
+
+
+#: The columns of an estimator's ``finalists_``.
+FINALIST_COLUMNS = ("structure", "criterion", "loo_log_density", "weight", "baseline")
+
+
+def finalists_table(outcome: PipelineResult) -> dict[str, list]:
+    """The finalists of a staged search as a dict of lists (an estimator's ``finalists_``).
+
+    ``loo_log_density``: Σ_i log p(y_i | y_−i) (None unless the select stage
+    judged prediction); ``weight``: the finalist's weight in the prediction
+    (0 when it was not selected); ``baseline``: one of the standard models.
+    """
+    weights = {id(r): float(w) for r, w in zip(outcome.selected, outcome.weights)}
+    table = {key: [] for key in FINALIST_COLUMNS}
+    for record in outcome.finalists:
+        table["structure"].append(str(record.structure))
+        table["criterion"].append(float(record.criterion))
+        table["loo_log_density"].append(record.predictive_score)
+        table["weight"].append(weights.get(id(record), 0.0))
+        table["baseline"].append(record.message.startswith("baseline"))
+    return table
+
+
+def resolve_selection(selection: str, has_loo: bool, n_features: int) -> str:
+    """The select stage's rule for an estimator's ``selection``, its engine and the data's columns.
+
+    ``"auto"`` is ``"loo"`` for tabular data (two or more columns) where the
+    engine gives leave-one-out densities; ``"criterion"`` on one column and
+    with the sparse approximation. On one ordered column (a series) leaving
+    one point out measures interpolation between its neighbours, which a
+    short-lengthscale kernel wins: on Mauna Loa it preferred SE + LIN to
+    SE + PER (BIC 64 nats lower, worse forecasts); the evidence judges the
+    structure there.
+
+    Raises
+    ------
+    ValueError
+        For a rule the engine cannot serve, naming the alternatives.
+    """
+    if selection == "auto":
+        return "loo" if has_loo and n_features >= 2 else "criterion"
+    if selection not in SELECTIONS:
+        raise ValueError(f"Unknown selection {selection!r}; use 'auto' or one of {', '.join(SELECTIONS)}.")
+    if selection != "criterion" and not has_loo:
+        raise ValueError(
+            f"selection={selection!r} needs leave-one-out predictive densities, which the sparse approximation does "
+            "not have; use selection='criterion' (or 'auto'), or approximation='exact'."
+        )
+    return selection
+
+
+def _search_best_only(result: SearchResult, rows: np.ndarray | None) -> Finalists:
+    """The search's best as the only finalist (averaging may still use the records fitted on its rows)."""
+    comparable = [r for r in result.records if r.status == OK and np.isfinite(r.criterion)]
+    return Finalists([result.best], comparable, rows)
+
+
+def _first_best(records, score):
+    """The record with the highest score (the first of equals)."""
+    best = records[0]
+    for record in records[1:]:
+        if score(record) > score(best):
+            best = record
+    return best
+
+
+def _averaged(selected, pool, k, score):
+    """``selected`` and the ``k - 1`` best of ``pool`` by ``score``, weighted by exp(score − selected's score)."""
+    chosen = [selected]
+    if k is not None and k > 1:
+        ranked = sorted(pool, key=lambda r: -score(r))
+        chosen += [r for r in ranked[: k - 1] if score(r) - score(selected) > math.log(MIN_AVERAGING_WEIGHT)]
+    scores = np.array([score(r) for r in chosen], dtype=float)
+    weights = np.exp(scores - scores.max())
+    return chosen, weights / weights.sum()
+
+
+def _level_bests(result: SearchResult) -> list[CandidateRecord]:
+    """The best usable record of every depth of a search."""
+    bests = {}
+    for record in result.records:
+        if record.status == OK and np.isfinite(record.criterion) and record.depth is not None:
+            if record.depth not in bests or record.criterion > bests[record.depth].criterion:
+                bests[record.depth] = record
+    return [bests[depth] for depth in sorted(bests)]
+
+
+def _finalists_note(outcome: PipelineResult, selection: str) -> str:
+    """One progress line: the finalists, their scores, and what was selected."""
+    weights = {id(r): w for r, w in zip(outcome.selected, outcome.weights)}
+    parts = []
+    for record in outcome.finalists:
+        text = f"{record.structure}  criterion={record.criterion:.3f}"
+        if record.predictive_score is not None:
+            text += f" loo={record.predictive_score:.3f}"
+        if id(record) in weights and len(outcome.selected) > 1:
+            text += f" weight={weights[id(record)]:.3f}"
+        parts.append(text)
+    return f"finalists (selected by {selection}: {outcome.best.structure}): " + "; ".join(parts)
+
+
+def stacking_weights(log_densities: np.ndarray, tol: float = 1e-10, max_iter: int = 10_000) -> np.ndarray:
+    """Weights on the simplex maximising Σ_i log Σ_k w_k exp(log_densities[i, k]).
+
+    The log score of a mixture is concave in its weights; EM for mixture
+    weights with fixed components climbs it monotonically to its maximum.
+    """
+    log_densities = np.asarray(log_densities, dtype=float)
+    n_models = log_densities.shape[1]
+    weights = np.full(n_models, 1.0 / n_models)
+    for _ in range(max_iter):
+        with np.errstate(divide="ignore"):
+            joint = log_densities + np.log(weights)
+        responsibilities = np.exp(joint - logsumexp(joint, axis=1, keepdims=True))
+        updated = responsibilities.mean(axis=0)
+        if np.max(np.abs(updated - weights)) < tol:
+            return updated
+        weights = updated
+    return weights
 
 
 def _polished(fitter: CandidateFitter, record: CandidateRecord, X: np.ndarray, y: np.ndarray,

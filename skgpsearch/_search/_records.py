@@ -41,7 +41,7 @@ OK = "ok"
 FAILED = "failed"
 #: Status of candidates that a cheap screen kept from a full fit (see the search's max_fits_per_depth).
 SCREENED_OUT = "screened out"
-#: Status of a classification candidate at a white-noise optimum (see skgpsearch._laplace_fitter).
+#: Status of a classification candidate at a white-noise optimum (see skgpsearch._search._laplace_fitter).
 DEGENERATE = "degenerate"
 
 #: What a candidate's fit may raise and still be a failed candidate rather than an error:
@@ -89,7 +89,10 @@ class CandidateRecord:
     screen_score : float or None
         The cheap score of a screened-out candidate.
     diagnostics : tuple of str
-        Degenerate features of the optimum (see :func:`skgpsearch._diagnostics.diagnose`).
+        Degenerate features of the optimum (see :func:`skgpsearch._search._diagnostics.diagnose`).
+    predictive_score : float or None
+        A finalist's leave-one-out log predictive density Σ_i log p(y_i | y_−i)
+        at its fitted hyperparameters (set by the select stage; None otherwise).
     """
 
     structure: Expr
@@ -110,6 +113,7 @@ class CandidateRecord:
     parent_index: int | None = None
     screen_score: float | None = None
     diagnostics: tuple = ()
+    predictive_score: float | None = None
 
     @property
     def ok(self) -> bool:

@@ -56,6 +56,7 @@ class RegressionOptions:
     n_restarts: int = 2
     max_optimize_samples: int | None = None
     normalize_y: bool = True
+    baseline_models: bool = True
 
 
 def approximation_for(approximation: str, n_samples: int) -> str:
@@ -113,6 +114,9 @@ class RegressionModelFitter:
         self.summary = DataSummary.from_data(X, np.clip(self.y, -OUTLIER_CLIP, OUTLIER_CLIP) if robust else self.y)
         self.noise_bounds = tuple(b * self.summary.target_variance for b in NOISE_BOUNDS)
         self.inducing_inputs = None
+        self.baseline_models = options.baseline_models
+        self.searching = True
+        self._models: dict[int, tuple[CandidateRecord, RegressionModel]] = {}
         common = dict(summary=self.summary, criterion=criterion, n_restarts=options.n_restarts,
                       max_optimize_samples=options.max_optimize_samples, y_std=self.y_std, y_mean=self.y_mean,
                       make_estimator=None if criterion.evidence_only else make_estimator)
@@ -159,11 +163,28 @@ class RegressionModelFitter:
         return dataclasses.replace(self._fitter, max_optimize_samples=None)
 
     def baseline_structures(self, grammar: Grammar) -> list[Expr]:
-        return []
+        if not self.baseline_models or grammar.single_structure:
+            return []
+        return grammar.standard_structures(self.X.shape[1])
+
+    @property
+    def has_loo(self) -> bool:
+        """Whether the engine gives leave-one-out predictive densities (the select stage's "loo" and "stacking")."""
+        return self.engine != "sparse"
 
     # -- fitted models ------------------------------------------------------------------------------
-    def model(self, record: CandidateRecord) -> RegressionModel:
-        """The fitted model of a record, conditioned on every training row."""
+    def model(self, record: CandidateRecord, rows: np.ndarray | None = None) -> RegressionModel:
+        """The fitted model of a record, conditioned on every training row (the select stage's and the estimator's).
+
+        A regression model conditions on all rows whatever rows its record
+        was fitted on: the sparse engine makes that affordable on large data.
+        """
+        key = id(record)
+        if key not in self._models:
+            self._models[key] = (record, self._build_model(record))
+        return self._models[key][1]
+
+    def _build_model(self, record: CandidateRecord) -> RegressionModel:
         X, y = self.X, self.y
         kernel = to_kernel(record.structure, summary=self.summary)
         with single_threaded_blas():

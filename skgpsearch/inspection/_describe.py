@@ -80,11 +80,14 @@ def describe(estimator: Any, feature_names: Sequence[str] | None = None, target_
     if isinstance(view, ClassificationView):
         classes = view.classes
         if len(classes) == 2:
-            blocks = [_describe_latent(estimator, view, None, names, ranges, classes[1])]
+            latent = view.latent_models[0]
+            blocks = [_describe_latent(estimator, view, None, names, ranges, classes[1])
+                      + _finalist_text(estimator, names, latent.X_train_.shape[0], latent.structure_)]
         else:
             blocks = [
                 f"Class '{c}' versus the rest:\n" + _describe_latent(estimator, view, c, names, ranges, c)
-                for c in classes
+                + _finalist_text(estimator, names, latent.X_train_.shape[0], latent.structure_, c)
+                for c, latent in zip(classes, view.latent_models)
             ]
         cautions = _diagnostic_lines(estimator, names)
         return "\n\n".join(blocks + (["\n".join(cautions)] if cautions else []) + [_search_summary(estimator, names)])
@@ -110,13 +113,54 @@ def describe(estimator: Any, feature_names: Sequence[str] | None = None, target_
             f"{structure.to_string(names)} ({_percent(w)})"
             for structure, w in zip(estimator.averaged_structures_, weights)
         )
+        how = _WEIGHTING.get(getattr(estimator, "selection_", "criterion"), _WEIGHTING["criterion"])
         lines.append(
-            f"- Predictions average {len(weights)} structures, weighted by exp(criterion − best criterion); "
+            f"- Predictions average {len(weights)} structures, weighted by {how}; "
             f"the components above are those of the first: {models}."
         )
     if not hasattr(estimator, "search_results_"):
         return "\n".join(lines)
-    return "\n".join(lines + ["", _search_summary(estimator, names)])
+    finalists = _finalist_text(estimator, names, len(estimator.y_train_), estimator.structure_)
+    return "\n".join(lines + ["", _search_summary(estimator, names)]) + finalists
+
+
+#: How averaged structures are weighted, per rule of the select stage.
+_WEIGHTING = {
+    "criterion": "exp(criterion − best criterion)",
+    "loo": "exp(leave-one-out log density − best)",
+    "stacking": "stacking of their leave-one-out predictive densities",
+}
+
+
+def _finalist_text(estimator, names, n_rows, chosen, target_class=None):
+    """The finalists the select stage judged by held-out prediction, and why the chosen one won ('' if none)."""
+    table = getattr(estimator, "finalists_", None)
+    if not table:
+        return ""
+    rows = [i for i in range(len(table["structure"]))
+            if target_class is None or "class" not in table or table["class"][i] == target_class]
+    rows = [i for i in rows if table["loo_log_density"][i] is not None]
+    if len(rows) < 2:
+        return ""
+    rows.sort(key=lambda i: (-table["weight"][i], -table["loo_log_density"][i]))
+    lines = [f"The final model was chosen among {len(rows)} finalists by how well each predicts every training "
+             "row from the others (leave-one-out log density per row, greater is better; the search's criterion "
+             "beside it):"]
+    for i in rows:
+        weight = table["weight"][i]
+        note = (" -- chosen" if weight == 1.0 else f" -- weight {_percent(weight)}") if weight > 0 else ""
+        baseline = " (baseline)" if table["baseline"][i] else ""
+        lines.append(f"- {parse(table['structure'][i]).to_string(names)}{baseline}: "
+                     f"{_num(table['loo_log_density'][i] / n_rows)} per row, criterion {_num(table['criterion'][i])}"
+                     f"{note}")
+    chosen_row = rows[0]
+    if table["baseline"][chosen_row]:
+        composite = [i for i in rows if not table["baseline"][i]]
+        what = ("One ARD kernel (an SE over all columns, one lengthscale each)" if isinstance(chosen, Product)
+                else "The additive kernel (one SE per column)")
+        if composite:
+            lines.append(f"{what} predicted held-out rows better than every composite structure of the search.")
+    return "\n\n" + "\n".join(lines)
 
 
 def _component_phrase(component, names, ranges):
@@ -438,7 +482,8 @@ def _search_summary(estimator, names):
         f"{f' after screening out {n_screened} others cheaply' if n_screened else ''} up to depth {max(depths, default=0)} "
         f"(max_depth={estimator.max_depth}) under the criterion {criterion} and stopped: {reason}."
     )
-    if "class" not in results or len(set(results["class"])) == 1:  # one search: regression or binary
+    by_criterion = getattr(estimator, "selection_", "criterion") == "criterion"
+    if by_criterion and ("class" not in results or len(set(results["class"])) == 1):  # one search
         runner = _runner_up(results, str(estimator.structure_))
         if runner is not None:
             structure, gap = runner

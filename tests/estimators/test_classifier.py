@@ -299,7 +299,7 @@ def test_model_averaging_averages_the_probabilities_of_the_best_structures():
     rng = np.random.default_rng(5)
     X = rng.uniform(-2, 2, size=(80, 2))
     y = (np.sin(2 * X[:, 0]) + 0.5 * X[:, 1] + 0.3 * rng.normal(size=80) > 0).astype(int)
-    clf = CompositionalGPClassifier(max_depth=2, random_state=0, model_averaging=3).fit(X, y)
+    clf = CompositionalGPClassifier(max_depth=2, random_state=0, model_averaging=3, selection="criterion").fit(X, y)
     single = clone(clf).set_params(model_averaging=None).fit(X, y)
     assert single.model_weights_.tolist() == [1.0]
     weights = clf.model_weights_

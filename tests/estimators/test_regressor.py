@@ -232,8 +232,12 @@ def test_verbose_prints_one_line_per_depth(additive_interaction_data, capsys):
     X, y = additive_interaction_data
     model = cheap(max_depth=2, verbose=1).fit(X[:60], y[:60])
     lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith("[skgpsearch]")]
-    assert len(lines) == len(model.search_path_)
-    assert "depth 1" in lines[0] and "bic=" in lines[0] and "candidates" in lines[0]
+    depths = [line for line in lines if line.startswith("[skgpsearch] depth")]
+    assert len(depths) == len(model.search_path_)
+    assert "depth 1" in depths[0] and "bic=" in depths[0] and "candidates" in depths[0]
+    # then one line on the finalists: each with its criterion and held-out density, and the selected one
+    assert lines[-1].startswith("[skgpsearch] finalists (selected by loo: ")
+    assert all(f"{s}  criterion=" in lines[-1] for s in model.finalists_["structure"])
 
 
 def test_budgets_keep_what_was_found(additive_interaction_data):

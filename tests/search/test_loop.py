@@ -92,8 +92,11 @@ def test_search_progress_routes_an_estimators_progress(capsys):
     with search_progress(events.append):
         model = CompositionalGPRegressor(("SE", "LIN"), max_depth=2, random_state=0, verbose=1).fit(X, y)
     assert capsys.readouterr().out == ""  # the callback replaces the printing
-    assert len(events) == len(model.search_path_)
-    assert [e.best.criterion for e in events] == [level["best_criterion"] for level in model.search_path_]
+    reports = [e for e in events if isinstance(e, LevelReport)]
+    assert len(reports) == len(model.search_path_)
+    assert [e.best.criterion for e in reports] == [level["best_criterion"] for level in model.search_path_]
+    # and a note on the finalists closes the search
+    assert events[-1].startswith("finalists (selected by criterion: ")
     model.fit(X, y)  # outside the block, verbose prints again
     assert "[skgpsearch] depth 1" in capsys.readouterr().out
 
