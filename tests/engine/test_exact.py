@@ -237,3 +237,17 @@ def test_loo_residuals_equal_refits_without_each_point():
         keep = np.arange(len(y)) != i
         mean, _ = GPPosterior(kernel, 0.02, X[keep], y[keep]).predict(X[i:i + 1])
         assert residuals[i] == pytest.approx(y[i] - mean[0], rel=1e-6, abs=1e-9)
+
+
+def test_loo_log_densities_equal_refits_without_each_point():
+    # the closed form of R&W §5.4.2 against n posteriors on n - 1 points: predictive N(mean, var + noise)
+    rng = np.random.default_rng(6)
+    X = rng.uniform(-2, 2, size=(30, 2))
+    y = np.sin(2 * X[:, 0]) + X[:, 1] + 0.2 * rng.normal(size=30)
+    kernel = to_kernel(parse("SE(0) * SE(1)"), summary=DataSummary.from_data(X, y))
+    densities = GPPosterior(kernel, 0.05, X, y).loo_log_density()
+    for i in range(len(y)):
+        keep = np.arange(len(y)) != i
+        mean, std = GPPosterior(kernel, 0.05, X[keep], y[keep]).predict(X[i:i + 1], return_std=True)
+        expected = -0.5 * np.log(2 * np.pi * (std[0] ** 2 + 0.05)) - 0.5 * (y[i] - mean[0]) ** 2 / (std[0] ** 2 + 0.05)
+        assert densities[i] == pytest.approx(expected, rel=1e-8, abs=1e-10)

@@ -5,7 +5,7 @@ import pytest
 from scipy import stats
 
 from skgpsearch._engine._exact import GPPosterior
-from skgpsearch._engine._laplace import LaplaceObjective
+from skgpsearch._engine._laplace import LaplaceObjective, LaplacePosterior
 from skgpsearch._engine._likelihoods import StudentT
 from skgpsearch.grammar import parse
 from skgpsearch.kernels import to_kernel
@@ -73,3 +73,22 @@ def test_student_t_evidence_tends_to_the_gaussian_one():
     laplace = LaplaceObjective(kernel, X, y, likelihood)(np.concatenate([kernel.theta, [mean], [np.log(sigma)]]))
     exact = GPPosterior(kernel, sigma**2, X, y - mean).log_marginal_likelihood
     assert laplace == pytest.approx(exact, abs=1e-6)
+
+
+def test_student_t_loo_predictive_of_the_cavity_is_close_to_refits():
+    # robust regression: the cavity approximation against refits without each point, quadrature of the t density
+    X, y = regression_data_with_outliers(n=40, seed=2)
+    kernel = to_kernel(parse("SE(0) + LIN(1)"), X)
+    likelihood, theta = StudentT(4.0), np.array([np.log(0.2)])
+    approximate = LaplacePosterior(kernel, 0.0, likelihood, theta, X, y).loo_log_density(y)
+    refits = []
+    for i in range(len(y)):
+        keep = np.arange(len(y)) != i
+        mean, var = LaplacePosterior(kernel, 0.0, likelihood, theta, X[keep], y[keep]).predict_latent(
+            X[i:i + 1], return_var=True)
+        refits.append(likelihood.log_predictive_density(y[i:i + 1], mean, var, theta)[0])
+    np.testing.assert_allclose(approximate, refits, atol=0.08)
+    # the quadrature is a density: it integrates the t noise over a Gaussian latent to a proper predictive
+    grid = np.linspace(-30, 30, 20001)
+    density = np.exp(likelihood.log_predictive_density(grid, np.zeros_like(grid), np.full_like(grid, 0.5), theta))
+    assert np.trapezoid(density, grid) == pytest.approx(1.0, abs=2e-3)

@@ -412,3 +412,17 @@ def test_large_data_search_on_a_subset_then_finalists_on_more_rows(monkeypatch):
     assert on_all_rows._binary_models[0].X_train_.shape == (700, 3)
     X_test, y_test = two_moons_like(n=400, seed=4)
     assert clf.score(X_test, y_test) >= on_all_rows.score(X_test, y_test) - 0.03
+
+
+def test_each_binary_problem_selects_among_its_finalists_by_held_out_labels(three_class_fit):
+    clf, X, y, _ = three_class_fit
+    table = clf.finalists_
+    assert clf.selection_ == "loo" and set(table["class"]) == set(clf.classes_)
+    for label, model in zip(clf.classes_, clf._binary_models):
+        rows = [i for i, c in enumerate(table["class"]) if c == label]
+        chosen = [i for i in rows if table["weight"][i] == 1.0]
+        assert len(chosen) == 1 and table["structure"][chosen[0]] == str(model.structure_.without_values())
+        # the recorded held-out score is the chosen model's own leave-one-out log probability of its labels
+        assert table["loo_log_density"][chosen[0]] == pytest.approx(model.loo_log_density().sum(), rel=1e-9)
+        assert table["loo_log_density"][chosen[0]] == max(table["loo_log_density"][i] for i in rows)
+        assert np.all(model.loo_log_density() <= 0.0)

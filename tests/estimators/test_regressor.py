@@ -499,3 +499,47 @@ def test_model_averaging_is_the_exact_mixture_of_the_best_structures():
     np.testing.assert_allclose(np.diag(cov), mixture_var, rtol=1e-5)
     assert np.linalg.eigvalsh(cov).min() > -1e-9
     assert "Predictions average 4 structures" in model.describe()
+
+
+@pytest.fixture(scope="module")
+def interaction_fit():
+    """A product of all three columns, which a depth-1 search of single kernels cannot express."""
+    rng = np.random.default_rng(3)
+    X = rng.uniform(-2, 2, size=(70, 3))
+    y = np.sin(1.5 * X[:, 0]) * np.cos(X[:, 1]) * (1 + 0.5 * X[:, 2]) + 0.05 * rng.normal(size=70)
+    return cheap(base_kernels=("SE", "LIN"), max_depth=2, n_restarts=1).fit(X, y), X, y
+
+
+def test_the_baselines_compete_as_finalists_and_held_out_prediction_selects(interaction_fit):
+    model, X, y = interaction_fit
+    table = model.finalists_
+    assert model.selection_ == "loo"  # the default on tabular data
+    assert sum(table["baseline"]) == 2 and "SE(0) * SE(1) * SE(2)" in table["structure"]
+    # the baselines are finalists only: the search expanded none of them
+    assert not any(p in ("SE(0) * SE(1) * SE(2)", "SE(0) + SE(1) + SE(2)") for p in model.search_results_["parent"])
+    chosen = table["structure"].index(str(model.structure_.without_values()))
+    assert table["weight"][chosen] == 1.0 and str(model.structure_) == "SE(0) * SE(1) * SE(2)"
+    assert table["loo_log_density"][chosen] == max(table["loo_log_density"])
+    # the held-out density of the chosen model, recomputed by n refits without each row (original units)
+    kernel, noise = model._kernel_no_noise, model.noise_variance_ / model._y_train_std**2
+    z = (y - model._y_train_mean) / model._y_train_std
+    total = 0.0
+    for i in range(len(y)):
+        keep = np.arange(len(y)) != i
+        gp = GaussianProcessRegressor(kernel, alpha=noise, optimizer=None).fit(X[keep], z[keep])
+        mean, std = gp.predict(X[i:i + 1], return_std=True)
+        total += -0.5 * np.log(2 * np.pi * (std[0] ** 2 + noise)) - 0.5 * (z[i] - mean[0]) ** 2 / (std[0] ** 2 + noise)
+    assert table["loo_log_density"][chosen] == pytest.approx(total - len(y) * np.log(model._y_train_std), rel=1e-6)
+    text = model.describe()
+    assert "chosen among" in text and "One ARD kernel" in text and "predicted held-out rows better" in text
+
+
+def test_selection_rules_and_their_errors(interaction_fit):
+    _, X, y = interaction_fit
+    one_column = cheap(base_kernels=("SE", "LIN")).fit(X[:, :1], y)
+    assert one_column.selection_ == "criterion" and one_column.finalists_["loo_log_density"] == [None]
+    with pytest.raises(ValueError, match="sparse approximation does not have"):
+        cheap(approximation="sparse", selection="loo", n_inducing=10).fit(X, y)
+    stacked = cheap(base_kernels=("SE", "LIN"), selection="stacking").fit(X, y)
+    assert stacked.selection_ == "stacking" and stacked.model_weights_.sum() == pytest.approx(1.0)
+    assert sum(w > 0 for w in stacked.finalists_["weight"]) == len(stacked.model_weights_)

@@ -1,10 +1,13 @@
 """The search pipeline's stages: successive halving of finalists, polishing, baselines, selection."""
 
 import numpy as np
+import pytest
+from scipy.optimize import minimize
+from scipy.special import logsumexp
 
 import skgpsearch._search._pipeline as pipeline_module
 from skgpsearch._search._loop import SearchSettings
-from skgpsearch._search._pipeline import SearchPipeline, refit_finalists
+from skgpsearch._search._pipeline import SearchPipeline, refit_finalists, resolve_selection, stacking_weights
 from skgpsearch._search._records import FAILED, CandidateRecord
 from skgpsearch.criteria import BIC, CallableCriterion
 from skgpsearch.grammar import SumOfProductsGrammar, parse
@@ -53,10 +56,21 @@ class _TableFitter:
         return 0.0
 
 
+class _TableModel:
+    """A fitted model whose leave-one-out log densities are given."""
+
+    def __init__(self, densities):
+        self.densities = densities
+
+    def loo_log_density(self):
+        return self.densities
+
+
 class _TableModelFitter:
     """A ModelFitter over ``n`` rows of 3 columns with table fitters (see skgpsearch._search._pipeline)."""
 
     extra_initial = ()
+    has_loo = True
 
     def __init__(self, n, table, *, explores_samples=True, final=True, baselines=(), fail=False):
         self.X = np.arange(3.0 * n).reshape(n, 3)
@@ -87,6 +101,11 @@ class _TableModelFitter:
 
     def baseline_structures(self, grammar):
         return self.baselines
+
+    def model(self, record, rows=None):
+        """Leave-one-out densities: those of ``self.densities``, else -5 per row."""
+        n = self.X.shape[0] if rows is None else rows.size
+        return _TableModel(getattr(self, "densities", {}).get(str(record.structure), np.full(n, -5.0)))
 
 
 def _pipeline(**settings):
@@ -188,3 +207,70 @@ def test_model_averaging_weights_are_the_normalised_exponentiated_criteria():
     outcome = _pipeline(max_depth=2, model_averaging=4).run(_TableModelFitter(40, lambda t, r: values.get(t, -50.0)),
                                                             GRAMMAR, BIC(), seed=0)
     assert [str(r.structure) for r in outcome.selected] == ["SE(0) + SE(1)", "SE(0)", "SE(1)"]
+
+
+def test_selection_by_leave_one_out_density_and_pseudo_bma():
+    # the criterion prefers SE(0) + SE(1); held-out densities prefer the baseline ARD kernel
+    def table(text, rows):
+        return {"SE(0) + SE(1)": 5.0, "SE(0)": 1.0}.get(text, -float(len(text)))
+
+    model_fitter = _TableModelFitter(40, table, baselines=["SE(0) * SE(1) * SE(2)"])
+    model_fitter.densities = {"SE(0) * SE(1) * SE(2)": np.full(40, -0.5), "SE(0) + SE(1)": np.full(40, -0.6),
+                              "SE(0)": np.full(40, -0.7)}
+    outcome = _pipeline(max_depth=2, selection="loo").run(model_fitter, GRAMMAR, BIC(), seed=0)
+    assert str(outcome.best.structure) == "SE(0) * SE(1) * SE(2)" and outcome.selection == "loo"
+    # the finalists: the best of each depth and the four best distinct structures, then the baseline
+    finalists = [str(r.structure) for r in outcome.finalists]
+    assert finalists[0] == "SE(0) + SE(1)" and finalists[-1] == "SE(0) * SE(1) * SE(2)" and "SE(0)" in finalists
+    assert len(finalists) == len(set(finalists)) and len(finalists) <= pipeline_module.PREDICTIVE_FINALISTS + 3
+    assert outcome.best.predictive_score == pytest.approx(-20.0)
+    # model averaging weights the k best by exp(leave-one-out density - best) (pseudo-BMA)
+    outcome = _pipeline(max_depth=2, selection="loo", model_averaging=2).run(model_fitter, GRAMMAR, BIC(), seed=0)
+    np.testing.assert_allclose(outcome.weights, np.exp([0.0, -4.0]) / np.exp([0.0, -4.0]).sum(), rtol=1e-12)
+    # by the criterion, as before: the search's best
+    outcome = _pipeline(max_depth=2, selection="criterion").run(_TableModelFitter(40, table), GRAMMAR, BIC(), seed=0)
+    assert str(outcome.best.structure) == "SE(0) + SE(1)" and outcome.finalists[0].predictive_score is None
+
+
+def test_stacking_weights_maximise_the_held_out_log_score():
+    rng = np.random.default_rng(1)
+    densities = rng.normal(size=(200, 3)) - np.array([0.0, 0.3, 1.5])
+    weights = stacking_weights(densities)
+    assert weights.sum() == pytest.approx(1.0) and np.all(weights >= 0)
+
+    def negative_score(z):
+        w = np.exp(z - logsumexp(z))
+        return -np.sum(logsumexp(densities + np.log(w), axis=1))
+
+    independent = minimize(negative_score, np.zeros(3), method="Nelder-Mead", options={"xatol": 1e-10, "fatol": 1e-12,
+                                                                                         "maxiter": 20000})
+    assert -negative_score(np.log(np.maximum(weights, 1e-300))) >= -independent.fun - 1e-6
+    # one model that predicts every point better takes all the weight
+    assert stacking_weights(np.column_stack([np.zeros(50), np.full(50, -1.0)]))[0] == pytest.approx(1.0, abs=1e-6)
+
+
+def test_stacking_selects_a_mixture_of_complementary_finalists():
+    # each of two finalists predicts half the rows well: stacking weights them near one half each
+    values = {"SE(0)": 1.0, "SE(1)": 0.9}
+    model_fitter = _TableModelFitter(40, lambda text, rows: values.get(text, -50.0))
+    half = np.arange(40) < 20
+    model_fitter.densities = {"SE(0)": np.where(half, 0.0, -3.0), "SE(1)": np.where(half, -3.0, 0.0)}
+    outcome = _pipeline(max_depth=1, selection="stacking").run(model_fitter, GRAMMAR, BIC(), seed=0)
+    assert sorted(str(r.structure) for r in outcome.selected) == ["SE(0)", "SE(1)"]
+    np.testing.assert_allclose(outcome.weights, [0.5, 0.5], atol=1e-3)
+
+
+def test_resolve_selection():
+    assert resolve_selection("auto", has_loo=True, n_features=3) == "loo"
+    assert resolve_selection("auto", has_loo=True, n_features=1) == "criterion"
+    assert resolve_selection("auto", has_loo=False, n_features=3) == "criterion"
+    assert resolve_selection("stacking", has_loo=True, n_features=1) == "stacking"
+    with pytest.raises(ValueError, match="sparse approximation does not have.*selection='criterion'"):
+        resolve_selection("loo", has_loo=False, n_features=3)
+
+
+def test_a_spent_budget_fits_no_finalists():
+    model_fitter = _TableModelFitter(40, lambda text, rows: -float(len(text)), baselines=["SE(0) * SE(1) * SE(2)"])
+    outcome = _pipeline(max_depth=3, max_candidates=2, selection="loo").run(model_fitter, GRAMMAR, BIC(), seed=0)
+    assert [name for name, _, _, _ in model_fitter.calls] == ["explore", "explore"]
+    assert outcome.search.stop_reason == "candidate budget reached" and len(outcome.finalists) == 1
