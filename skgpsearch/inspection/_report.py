@@ -212,6 +212,9 @@ def write_report(
                          "mean what they seem. " + " ".join(f"({i}) {_with_names(f, names)}." for i, f in
                                                             enumerate(findings, 1))))
     sections += _figure_sections(estimator, names)
+    finalists = _finalists_table(estimator, names)
+    if finalists:
+        sections.append(("Finalists", "table", finalists))
     sections.append(("Candidates", "table", _candidates_table(estimator, names, max_candidates_listed)))
     if comparison is None and compare:
         comparison = compare_with_random_forest(estimator, X, y, cv=cv, refit=refit, random_state=random_state,
@@ -272,6 +275,28 @@ def _candidates_table(estimator, names, limit):
         lines.append("| " + " | ".join(cells) + " |")
     if len(order) > limit:
         lines.append(f"\n({len(order) - limit} more candidates not listed.)")
+    return "\n".join(lines)
+
+
+def _finalists_table(estimator: Any, names: Sequence[str]) -> str:
+    """The structures the final model was chosen from, with their criterion, held-out score and weight ('' if none)."""
+    from ..grammar import parse
+
+    table = getattr(estimator, "finalists_", None)
+    if not table or not table["structure"]:
+        return ""
+    has_class = "class" in table
+    head = "| " + ("class | " if has_class else "") + "structure | criterion | leave-one-out log density | weight |"
+    lines = [f"Selected by {getattr(estimator, 'selection_', 'criterion')}.", "", head,
+             "|---" * (head.count("|") - 1) + "|"]
+    for i, text in enumerate(table["structure"]):
+        loo = table["loo_log_density"][i]
+        cells = ([str(table["class"][i])] if has_class else []) + [
+            parse(text).to_string(names) + (" (baseline)" if table["baseline"][i] else ""),
+            f"{table['criterion'][i]:.4g}", "" if loo is None else f"{loo:.4g}",
+            f"{table['weight'][i]:.3g}" if table["weight"][i] else "",
+        ]
+        lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 

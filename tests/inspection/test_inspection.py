@@ -324,6 +324,9 @@ def test_markdown_report_writes_png_files(interaction_classifier, tmp_path):
     pngs = sorted((tmp_path / "out" / "report_files").glob("*.png"))
     assert len(pngs) == text.count("](report_files/") >= 3
     assert "## Candidates" in text and "| structure |" in text.replace("| class | structure", "| structure")
+    # the finalists the final model was chosen from, each with its criterion
+    assert "## Finalists" in text and "Selected by criterion." in text
+    assert all(s in text for s in ("SE(glucose) * SE(pedigree) * SE(noise) (baseline)", "| weight |"))
     with pytest.raises(ValueError, match=r"\.html or \.md"):
         write_report(model, frame, y, tmp_path / "report.pdf")
 
