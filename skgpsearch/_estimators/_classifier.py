@@ -142,6 +142,12 @@ class CompositionalGPClassifier(StructureSearchMixin, ClassifierMixin, BaseEstim
         maximise that held-out log score (``"stacking"``, Yao et al. 2018).
         ``"auto"``: ``"loo"`` with two or more columns, ``"criterion"`` on one.
         ``finalists_`` lists the finalists.
+    objective : {"lml", "map"}, default="lml"
+        What each candidate's hyperparameters maximise: the Laplace evidence,
+        or the evidence plus the log of the weak default hyperprior
+        (:class:`~skgpsearch.criteria.HyperPrior`: normal priors on the log
+        lengthscales and amplitudes, the constant mean and the outlier rate),
+        the MAP estimate. The criteria still read the evidence.
 
     Attributes
     ----------
@@ -209,6 +215,7 @@ class CompositionalGPClassifier(StructureSearchMixin, ClassifierMixin, BaseEstim
         "likelihood": [StrOptions(set(likelihood_names()))],
         "max_depth": [Interval(numbers.Integral, 1, None, closed="left")],
         "discrete_features": [StrOptions({"auto"}), "boolean", "array-like"],
+        "objective": [StrOptions({"lml", "map"})],
     }
 
     def __init__(
@@ -233,9 +240,11 @@ class CompositionalGPClassifier(StructureSearchMixin, ClassifierMixin, BaseEstim
         verbose: int = 0,
         model_averaging: int | None = None,
         selection: str = "auto",
+        objective: str = "lml",
     ) -> None:
         self.model_averaging = model_averaging
         self.selection = selection
+        self.objective = objective
         self.base_kernels = base_kernels
         self.grammar = grammar
         self.criterion = criterion
@@ -293,7 +302,7 @@ class CompositionalGPClassifier(StructureSearchMixin, ClassifierMixin, BaseEstim
             fitter = BinaryClassificationModelFitter(
                 X, y_binary, criterion, likelihood, summary, n_restarts=self.n_restarts,
                 max_optimize_samples=self.max_optimize_samples, baseline_models=self.baseline_models,
-                searching=not grammar.single_structure,
+                searching=not grammar.single_structure, objective=self.objective,
             )
             outcome = self._run_pipeline(fitter, grammar, criterion, seed + k)
             models.append(fitter.final_model(outcome))

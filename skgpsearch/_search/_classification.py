@@ -19,7 +19,7 @@ import numpy as np
 
 from .._engine._laplace import LaplacePosterior
 from .._engine._likelihoods import LIKELIHOODS, Likelihood, get_likelihood
-from ..criteria import SelectionCriterion
+from ..criteria import HyperPrior, SelectionCriterion
 from ..grammar import Base, Expr, Grammar
 from ..kernels import DataSummary, discrete_columns, to_kernel
 from . import _pipeline
@@ -106,11 +106,14 @@ class BinaryClassificationModelFitter:
     searching : bool
         False for a grammar of one structure (a refit): no constant-model
         candidate, no baselines, no rejection of white-noise optima, no sample.
+    objective : {"lml", "map"}
+        What the hyperparameters maximise: the Laplace evidence, or the
+        evidence plus the log of the weak default hyperprior (MAP).
     """
 
     def __init__(self, X: np.ndarray, y: np.ndarray, criterion: SelectionCriterion, likelihood: Likelihood,
                  summary: DataSummary, *, n_restarts: int = 2, max_optimize_samples: int | None = None,
-                 baseline_models: bool = True, searching: bool = True) -> None:
+                 baseline_models: bool = True, searching: bool = True, objective: str = "lml") -> None:
         self.X, self.y = X, y
         self.likelihood = likelihood
         self.summary = summary
@@ -125,6 +128,7 @@ class BinaryClassificationModelFitter:
             n_restarts=n_restarts,
             max_optimize_samples=max_optimize_samples,
             reject_degenerate=searching,
+            prior=HyperPrior() if objective == "map" else None,
         )
         # the constant latent function (the base rate) is always a candidate: labels may carry no structure
         self.extra_initial: tuple[Expr, ...] = (Base("C"),) if searching else ()

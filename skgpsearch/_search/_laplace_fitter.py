@@ -13,13 +13,14 @@ import numpy as np
 
 from .._engine._laplace import LAPLACE_FTOL, LaplaceObjective, LaplacePosterior
 from .._engine._likelihoods import OUTLIER_CLIP, Likelihood
-from .._engine._optimizer import optimize_hyperparameters, random_starts
+from .._engine._optimizer import PriorObjective, optimize_hyperparameters, random_starts
+from ..criteria import HyperPrior
 from ..grammar import Expr
 from ..kernels import DataSummary, to_kernel
 from ._candidate_fitter import CandidateFitter
 from ._diagnostics import WHITE_NOISE_CORRELATION, white_noise_term
 from ._exact_fitter import REFINE_MARGIN, SCREEN_CANDIDATE_MAXITER, SCREEN_MAXITER, regression_start_hints
-from ._models import BinaryLaplaceModel, RegressionModel
+from ._models import BinaryLaplaceModel, RegressionModel, latent_prior_moments
 from ._records import DEGENERATE, CandidateRecord, single_threaded_blas
 from ._starts import StartHints, evaluate_starts, select_starts, start_pool
 
@@ -48,6 +49,8 @@ class LaplaceCandidateFitter(CandidateFitter):
     mean_init: float = 0.0
     #: Record white-noise optima as "degenerate" (see :func:`degenerate_reason`); off for a refit of one structure.
     reject_degenerate: bool = True
+    #: Maximise the evidence plus this hyperprior's log density (binary likelihoods; None: the evidence alone).
+    prior: HyperPrior | None = None
 
     def start_hints(self, parent: CandidateRecord | None, X: np.ndarray, y: np.ndarray, period_columns: list[int],
                     change_columns: list[int] = ()) -> StartHints:
@@ -113,13 +116,21 @@ class LaplaceCandidateFitter(CandidateFitter):
         return expr.n_hyperparameters + 1 + self.likelihood.n_params
 
     def _objectives(self, expr, kernel, X, y, rng):
-        objective = LaplaceObjective(kernel, X, y, self.likelihood)
+        objective = self._with_prior(expr, LaplaceObjective(kernel, X, y, self.likelihood))
         screen = None
         # the outlier rate of a robust likelihood is not identifiable on a small screen subset
         if X.shape[0] >= 2 * SCREEN_SIZE and self.likelihood.log_concave:
             rows = self._subset(y, SCREEN_SIZE, rng)
-            screen = LaplaceObjective(to_kernel(expr, summary=self.summary), X[rows], y[rows], self.likelihood)
+            screen = self._with_prior(expr, LaplaceObjective(to_kernel(expr, summary=self.summary), X[rows], y[rows],
+                                                             self.likelihood))
         return objective, screen
+
+    def _with_prior(self, expr, objective):
+        """The objective, plus the log hyperprior when the fitter maximises the posterior (MAP)."""
+        if self.prior is None:
+            return objective
+        return PriorObjective(objective, *latent_prior_moments(self.prior, expr, self.summary, self.likelihood,
+                                                               self.mean_init))
 
     def _starts(self, expr, kernel, objective, screen, hints, warm_state, rng):
         extra = self.default_extra() if warm_state is None else np.asarray(warm_state, dtype=float)

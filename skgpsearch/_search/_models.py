@@ -41,6 +41,7 @@ __all__ = [
     "RegressionModel",
     "averaged_log_odds",
     "averaged_probability",
+    "latent_prior_moments",
     "regression_mixture_moments",
 ]
 
@@ -338,15 +339,8 @@ class BinaryLaplaceModel:
         return objective, self.theta, 0.0
 
     def _prior_moments(self, prior: Any) -> tuple[np.ndarray, np.ndarray]:
-        means, sds = prior.kernel_moments(self.structure_, self._summary)
-        sd = prior.standard_deviations()
         mean_prior = self.likelihood.latent_of_probability(float(np.mean(self.y_train_ > 0)))
-        means = np.append(means, mean_prior)
-        sds = np.append(sds, sd["mean"])
-        if self.likelihood.n_params:
-            means = np.append(means, self.likelihood.default_theta())
-            sds = np.append(sds, [sd["outlier_rate"]] * self.likelihood.n_params)
-        return means, sds
+        return latent_prior_moments(prior, self.structure_, self._summary, self.likelihood, mean_prior)
 
     def predict_latent(self, X: np.ndarray, return_var: bool = False):
         """Posterior mean (and variance) of the latent function at ``X``."""
@@ -359,6 +353,22 @@ class BinaryLaplaceModel:
         """Approximate log p(y_i | y_−i) of every training label (Laplace cavity; Vehtari et al. 2016)."""
         with single_threaded_blas():
             return self.posterior.loo_log_density(self.y_train_)
+
+
+def latent_prior_moments(prior: Any, structure: Expr, summary: DataSummary, likelihood: Likelihood,
+                         mean_prior: float) -> tuple[np.ndarray, np.ndarray]:
+    """Means and standard deviations of ``prior`` on a Laplace model's [kernel theta, constant mean, likelihood theta].
+
+    The constant mean's prior is centred at ``mean_prior`` (the latent value of
+    the class frequency), the likelihood's parameters at their defaults.
+    """
+    means, sds = prior.kernel_moments(structure, summary)
+    sd = prior.standard_deviations()
+    means, sds = np.append(means, mean_prior), np.append(sds, sd["mean"])
+    if likelihood.n_params:
+        means = np.append(means, likelihood.default_theta())
+        sds = np.append(sds, [sd["outlier_rate"]] * likelihood.n_params)
+    return means, sds
 
 
 def averaged_probability(model: BinaryLaplaceModel, X: np.ndarray) -> np.ndarray:

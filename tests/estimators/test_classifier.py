@@ -426,3 +426,27 @@ def test_each_binary_problem_selects_among_its_finalists_by_held_out_labels(thre
         assert table["loo_log_density"][chosen[0]] == pytest.approx(model.loo_log_density().sum(), rel=1e-9)
         assert table["loo_log_density"][chosen[0]] == max(table["loo_log_density"][i] for i in rows)
         assert np.all(model.loo_log_density() <= 0.0)
+
+
+def test_map_objective_maximises_the_evidence_plus_the_log_hyperprior():
+    # two fits of one structure: the MAP fit has the higher posterior density, the ML fit the higher evidence
+    from scipy import stats
+
+    from skgpsearch.criteria import HyperPrior
+
+    X, y = two_moons_like(n=80, seed=6, flip=0.1)
+    grammar = _Fixed(parse("SE(0) * SE(1)"))
+    fits = {o: CompositionalGPClassifier(grammar=grammar, max_depth=1, objective=o, random_state=0).fit(X, y)
+            for o in ("lml", "map")}
+    labels = np.where(y == 1, 1.0, -1.0)
+
+    def evidence_and_posterior(clf):
+        model = clf._binary_models[0]
+        objective = LaplaceObjective(clone(model.kernel_), X, labels, model.likelihood)
+        means, sds = model._prior_moments(HyperPrior())
+        evidence = objective(model.theta)
+        return evidence, evidence + float(np.sum(stats.norm.logpdf(model.theta, means, sds)))
+
+    (ml_evidence, ml_posterior), (map_evidence, map_posterior) = map(evidence_and_posterior, fits.values())
+    assert map_posterior >= ml_posterior - 1e-4 and ml_evidence >= map_evidence - 1e-4
+    assert map_posterior > ml_posterior + 1e-3  # the prior moves the optimum: the test can fail
