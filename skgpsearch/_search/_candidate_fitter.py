@@ -16,7 +16,7 @@ from ..criteria import SelectionCriterion
 from ..grammar import Expr
 from ..kernels import DataSummary, from_kernel, to_kernel
 from ._diagnostics import diagnose
-from ._records import FAILED, CandidateRecord, criterion_value, run_candidate
+from ._records import FAILED, CandidateRecord, ScreenScore, criterion_value, run_candidate
 from ._starts import StartHints
 
 __all__ = ["CandidateFitter"]
@@ -58,7 +58,7 @@ class CandidateFitter:
         raise NotImplementedError
 
     def screen(self, expr: Expr, X: np.ndarray, y: np.ndarray, seed: int, warm_state: Any = None,
-               hints: StartHints | None = None) -> float:
+               hints: StartHints | None = None) -> ScreenScore:
         """A cheap score of the candidate, to rank the siblings of a large level (greater is better)."""
         raise NotImplementedError
 
@@ -139,9 +139,13 @@ class CandidateFitter:
             if self.make_estimator is not None:
                 view = self.make_estimator(view)
             score = criterion_value(self.criterion, view, *self._criterion_data(view, X, y))
+        n_screen = 0 if screen is None else screen.n_evaluations
         record = CandidateRecord(
             fitted, theta=theta, log_marginal_likelihood=lml, criterion=score, n_hyperparameters=k,
-            n_evaluations=objective.n_evaluations + (0 if screen is None else screen.n_evaluations), **fields,
+            n_evaluations=objective.n_evaluations + n_screen,
+            evaluated_rows=objective.n_evaluations * y_opt.shape[0] + n_screen * (0 if screen is None else
+                                                                                   screen.y.shape[0]),
+            **fields,
         )
         if not np.isfinite(score):
             record.fail(FAILED, f"criterion value {score}")

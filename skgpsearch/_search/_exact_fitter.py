@@ -16,7 +16,7 @@ from ..grammar import Expr
 from ..kernels import DataSummary, default_hyperparameters, to_kernel
 from ._candidate_fitter import CandidateFitter
 from ._models import RegressionModel
-from ._records import CandidateRecord, single_threaded_blas
+from ._records import CandidateRecord, ScreenScore, single_threaded_blas
 from ._starts import StartHints, change_locations, profile_starts, select_raw_and_profiled, start_pool
 
 __all__ = ["RegressionCandidateFitter", "regression_start_hints"]
@@ -74,7 +74,7 @@ class RegressionCandidateFitter(CandidateFitter):
         return regression_start_hints(parent, X, y, self.summary, period_columns, change_columns)
 
     def screen(self, expr: Expr, X: np.ndarray, y: np.ndarray, seed: int, noise_init: float | None = None,
-               hints: StartHints | None = None) -> float:
+               hints: StartHints | None = None) -> ScreenScore:
         """A cheap score of the candidate, to rank the siblings of a large level.
 
         The log likelihood on a random subset of ``SCREEN_CANDIDATE_ROWS`` rows
@@ -94,7 +94,8 @@ class RegressionCandidateFitter(CandidateFitter):
             _, value, _ = optimize_hyperparameters(
                 objective, [thetas[i] for i in best if np.isfinite(values[i])], SCREEN_CANDIDATE_MAXITER, ftol=SCREEN_FTOL
             )
-        return float(value - 0.5 * objective.n_dims * math.log(rows.size))
+        return ScreenScore(float(value - 0.5 * objective.n_dims * math.log(rows.size)), objective.n_evaluations,
+                           objective.n_evaluations * rows.size)
 
     def _pool_thetas(self, pool, noise_init):
         """Parameter vectors [kernel theta, log noise] of the pool's starts."""

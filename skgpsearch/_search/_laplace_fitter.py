@@ -21,7 +21,7 @@ from ._candidate_fitter import CandidateFitter
 from ._diagnostics import WHITE_NOISE_CORRELATION, white_noise_term
 from ._exact_fitter import REFINE_MARGIN, SCREEN_CANDIDATE_MAXITER, SCREEN_MAXITER, regression_start_hints
 from ._models import BinaryLaplaceModel, RegressionModel, latent_prior_moments
-from ._records import DEGENERATE, CandidateRecord, single_threaded_blas
+from ._records import DEGENERATE, CandidateRecord, ScreenScore, single_threaded_blas
 from ._starts import StartHints, evaluate_starts, select_starts, start_pool
 
 __all__ = ["LaplaceCandidateFitter"]
@@ -62,7 +62,7 @@ class LaplaceCandidateFitter(CandidateFitter):
                                       change_columns)
 
     def screen(self, expr: Expr, X: np.ndarray, y: np.ndarray, seed: int, warm_state: np.ndarray | None = None,
-               hints: StartHints | None = None) -> float:
+               hints: StartHints | None = None) -> ScreenScore:
         """A cheap score of the candidate, to rank the siblings of a large level.
 
         The Laplace log evidence on a stratified random subset of
@@ -78,13 +78,14 @@ class LaplaceCandidateFitter(CandidateFitter):
             _, thetas = self._start_thetas(expr, hints, extra)
             values = np.asarray(evaluate_starts(objective, thetas), dtype=float)
             best = [i for i in np.argsort(-values)[:2] if np.isfinite(values[i])]
-            if not best:
-                return -np.inf
-            _, value, _ = optimize_hyperparameters(objective, [thetas[i] for i in best], SCREEN_CANDIDATE_MAXITER,
-                                                   ftol=LAPLACE_FTOL)
+            value = None
+            if best:
+                _, value, _ = optimize_hyperparameters(objective, [thetas[i] for i in best], SCREEN_CANDIDATE_MAXITER,
+                                                       ftol=LAPLACE_FTOL)
+        cost = (objective.n_evaluations, objective.n_evaluations * rows.size)
         if value is None or not np.isfinite(value):
-            return -np.inf
-        return float(value - 0.5 * objective.bounds.shape[0] * math.log(rows.size))
+            return ScreenScore(-np.inf, *cost)
+        return ScreenScore(float(value - 0.5 * objective.bounds.shape[0] * math.log(rows.size)), *cost)
 
     def _subset(self, y, size, rng):
         """Sorted rows of a random subset: stratified by class for labels."""

@@ -26,7 +26,7 @@ from sklearn.utils.parallel import Parallel, delayed
 from ..grammar import Expr, Grammar
 from ._candidate_fitter import CandidateFitter
 from ._progress import LevelReport, ProgressCallback
-from ._records import FAILED, OK, SCREENED_OUT, CandidateRecord, candidate_seed
+from ._records import FAILED, OK, SCREENED_OUT, CandidateRecord, ScreenScore, candidate_seed
 
 __all__ = [
     "Candidate",
@@ -41,7 +41,8 @@ __all__ = [
 MAX_SEARCH_DEPTH = 10
 #: The columns of ``search_results_``, in order.
 RESULT_COLUMNS = ("structure", "depth", "parent", "criterion", "log_marginal_likelihood",
-                  "n_hyperparameters", "fit_time", "status", "message", "diagnostics")
+                  "n_hyperparameters", "fit_time", "n_evaluations", "evaluated_rows", "status", "message",
+                  "diagnostics")
 
 
 @dataclass
@@ -53,6 +54,8 @@ class Candidate:
     parent: CandidateRecord | None = None
     hints: object = None
     depth: int = 1
+    #: What screening this candidate cost (added to its record's).
+    screen_cost: ScreenScore | None = None
 
 
 @dataclass
@@ -118,8 +121,9 @@ class StructureSearch:
     hint : callable or None
         ``hint(parent_record or None)`` -> start hints shared by a parent's children.
     screen : callable or None
-        ``screen(candidates)`` -> one cheap score per candidate; used when a
-        level has more than ``max_fits_per_depth`` candidates.
+        ``screen(candidates)`` -> one :class:`ScreenScore` per candidate (the
+        cheap score and its cost); used when a level has more than
+        ``max_fits_per_depth`` candidates.
     max_fits_per_depth, max_candidates, time_budget : int, int, float or None
         Budgets (see the estimators).
     progress : callable or None
@@ -230,7 +234,8 @@ class StructureSearch:
         keep = self.max_fits_per_depth
         if keep is None or len(candidates) <= keep or self.screen is None:
             return candidates
-        scores = self.screen(candidates)
+        screened = self.screen(candidates)
+        scores = [s.score for s in screened]
         # stable: ties keep the grammar's order
         order = sorted(range(len(candidates)), key=lambda i: (candidates[i].structure not in self.protected, -scores[i]))
         for i in sorted(order[keep:]):
@@ -243,7 +248,11 @@ class StructureSearch:
                 parent=None if candidate.parent is None else str(candidate.parent.structure),
                 parent_index=candidate.parent_index,
                 screen_score=scores[i],
+                n_evaluations=screened[i].n_evaluations,
+                evaluated_rows=screened[i].evaluated_rows,
             ))
+        for i in order[:keep]:
+            candidates[i].screen_cost = screened[i]
         return [candidates[i] for i in sorted(order[:keep])]
 
     def _apply_candidate_budget(self, candidates, result):
@@ -268,6 +277,9 @@ class StructureSearch:
         deadline = None if self.time_budget is None else self._start + self.time_budget
         indices = []
         for candidate, record in zip(candidates, self.evaluate(candidates, deadline)):
+            if candidate.screen_cost is not None:
+                record.n_evaluations += candidate.screen_cost.n_evaluations
+                record.evaluated_rows += candidate.screen_cost.evaluated_rows
             record.depth = depth
             record.parent = None if candidate.parent is None else str(candidate.parent.structure)
             record.parent_index = candidate.parent_index
@@ -288,12 +300,17 @@ class StructureSearch:
     def _report(self, depth, level, level_best, result):
         elapsed = time.perf_counter() - self._start
         best = None if level_best is None else result.records[level_best]
+        at_depth = [r for r in result.records if r.depth == depth]
+        n_evaluations = sum(r.n_evaluations for r in at_depth)
+        evaluated_rows = sum(r.evaluated_rows for r in at_depth)
         result.levels.append({
             "depth": depth,
             "n_candidates": len(level),
             "best_structure": None if best is None else str(best.structure),
             "best_criterion": -np.inf if best is None else best.criterion,
             "elapsed": elapsed,
+            "n_evaluations": n_evaluations,
+            "evaluated_rows": evaluated_rows,
         })
         if self.progress is not None:
             self.progress(LevelReport(
@@ -305,6 +322,8 @@ class StructureSearch:
                 elapsed=elapsed,
                 criterion_name=self.criterion_name,
                 feature_names=self.feature_names,
+                n_evaluations=n_evaluations,
+                evaluated_rows=evaluated_rows,
             ))
 
     def _stop(self, depth, improved, result):
@@ -355,7 +374,7 @@ class ParallelCandidateFits:
     def hint(self, parent: CandidateRecord | None) -> object:
         return self.fitter.start_hints(parent, self.X, self.y, self.period_columns, self.change_columns)
 
-    def screen(self, candidates: list[Candidate]) -> list[float]:
+    def screen(self, candidates: list[Candidate]) -> list[ScreenScore]:
         return Parallel(n_jobs=self.n_jobs, prefer=self.prefer)(
             delayed(self.fitter.screen)(c.structure, self.X, self.y, candidate_seed(self.base_seed, c.structure),
                                         self._warm_state(c), c.hints)

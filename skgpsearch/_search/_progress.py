@@ -31,6 +31,9 @@ class LevelReport:
     elapsed: float
     criterion_name: str = "criterion"
     feature_names: Sequence[str] | None = None
+    #: Likelihood evaluations of the depth's candidates (screening included), and their rows summed.
+    n_evaluations: int = 0
+    evaluated_rows: int = 0
 
 
 #: What a progress callback receives: a report after each depth, or a short note.
@@ -77,9 +80,11 @@ def print_progress(file: TextIO | None = None) -> ProgressCallback:
         best_text = "none" if event.best is None else event.best.structure.to_string(event.feature_names)
         score = -np.inf if event.best is None else event.best.criterion
         screened_text = f", {event.n_screened} more screened out" if event.n_screened else ""
+        rows = event.evaluated_rows / event.n_evaluations if event.n_evaluations else 0
+        cost = f", {event.n_evaluations} likelihood evaluations of {rows:.0f} rows" if event.n_evaluations else ""
         print(
             f"[skgpsearch] depth {event.depth}: best {best_text}  {event.criterion_name}={score:.3f}  "
-            f"({event.n_candidates} candidates, {event.n_failed} failed{screened_text}, {event.elapsed:.1f} s)",
+            f"({event.n_candidates} candidates, {event.n_failed} failed{screened_text}{cost}, {event.elapsed:.1f} s)",
             file=file,
             flush=True,
         )

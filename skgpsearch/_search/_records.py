@@ -14,7 +14,7 @@ import zlib
 from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -23,6 +23,7 @@ from ..criteria import SelectionCriterion
 from ..grammar import Expr
 
 __all__ = [
+    "ScreenScore",
     "DEGENERATE",
     "FAILED",
     "OK",
@@ -48,6 +49,14 @@ DEGENERATE = "degenerate"
 #: numerical failures (a singular or non-finite matrix; an overflow, underflow to zero or
 #: division by zero on data of extreme scale), never an exception raised by a criterion.
 NUMERICAL_FAILURES = (ArithmeticError, np.linalg.LinAlgError)
+
+
+class ScreenScore(NamedTuple):
+    """A candidate's cheap score (greater is better) and what computing it cost."""
+
+    score: float
+    n_evaluations: int = 0
+    evaluated_rows: int = 0
 
 
 @dataclass
@@ -81,7 +90,11 @@ class CandidateRecord:
     latent_start : ndarray or None
         Laplace engine: the Newton start that reproduces the scored mode.
     n_evaluations : int
-        Objective evaluations the fit took.
+        Likelihood evaluations the fit took (scoring starts, screening
+        subsets and optimisation; a screened-out candidate's screening).
+    evaluated_rows : int
+        The rows of those evaluations, summed: ``evaluated_rows /
+        n_evaluations`` rows per evaluation.
     fit_time : float
         Seconds in the worker.
     depth, parent, parent_index
@@ -107,6 +120,7 @@ class CandidateRecord:
     n_hyperparameters: int | None = None
     latent_start: np.ndarray | None = None
     n_evaluations: int = 0
+    evaluated_rows: int = 0
     fit_time: float = 0.0
     depth: int | None = None
     parent: str | None = None

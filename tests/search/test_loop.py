@@ -8,7 +8,7 @@ import pytest
 from skgpsearch import CompositionalGPRegressor, LevelReport, search_progress
 from skgpsearch._search._candidate_fitter import CandidateFitter
 from skgpsearch._search._loop import StructureSearch
-from skgpsearch._search._records import SCREENED_OUT, CandidateRecord, run_candidate
+from skgpsearch._search._records import SCREENED_OUT, CandidateRecord, ScreenScore, run_candidate
 from skgpsearch.grammar import CompositionalGrammar, parse
 from skgpsearch.kernels import DataSummary
 
@@ -57,7 +57,7 @@ def test_budgets_and_screening():
     assert len(evaluated) == 5 and result.stop_reason == "candidate budget reached"
 
     def screen(candidates):
-        return [1.0 if "LIN" in str(c.structure) else 0.0 for c in candidates]
+        return [ScreenScore(1.0 if "LIN" in str(c.structure) else 0.0, 3, 30) for c in candidates]
 
     protected = {parse("SE(0) + PER(0)")}
     result, evaluated = _search({"PER(0)": 1.0}, max_depth=2, screen=screen, max_fits_per_depth=2,
@@ -67,6 +67,9 @@ def test_budgets_and_screening():
     assert len(fitted) == 2 and all(r.status == SCREENED_OUT for r in depth_2 if r not in fitted)
     assert {str(r.structure) for r in fitted} >= {"SE(0) + PER(0)"}  # protected from screening
     assert any("LIN" in str(r.structure) for r in fitted)
+    # the screening's cost is every depth-2 candidate's: 3 evaluations of 10 rows each
+    assert all(r.n_evaluations == 3 and r.evaluated_rows == 30 for r in depth_2)
+    assert result.levels[1]["n_evaluations"] == 3 * len(depth_2)
 
 
 def test_a_first_level_without_success_raises_unless_told_not_to():
