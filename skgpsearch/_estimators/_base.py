@@ -96,6 +96,7 @@ class StructureSearchMixin:
         "verbose": ["verbose"],
         "model_averaging": [Interval(numbers.Integral, 1, None, closed="left"), None],
         "selection": [StrOptions({"auto", *SELECTIONS})],
+        "min_improvement": [Interval(numbers.Real, 0, None, closed="left")],
         "baseline_models": ["boolean"],
     }
 
@@ -153,6 +154,7 @@ class StructureSearchMixin:
             time_budget=self.time_budget,
             model_averaging=self.model_averaging,
             selection=resolve_selection(self.selection, model_fitter.has_loo, model_fitter.X.shape[1]),
+            min_improvement=self.min_improvement,
             progress=self._progress(),
             criterion_name=criterion.display_name,
             feature_names=getattr(self, "feature_names_in_", None),

@@ -118,7 +118,8 @@ class CompositionalGPClassifier(StructureSearchMixin, ClassifierMixin, BaseEstim
         others appear in ``search_results_`` with status ``"screened out"``.
         ``None`` fits every candidate.
     time_budget : float, default=None
-        Budget in seconds per binary problem.
+        Budget in seconds per binary problem, finalists included: the search
+        stops expanding in time to fit them; a warning says where it stopped.
     n_jobs : int, default=None
         Candidates fitted in parallel (joblib).
     random_state : int, RandomState instance or None, default=None
@@ -148,6 +149,10 @@ class CompositionalGPClassifier(StructureSearchMixin, ClassifierMixin, BaseEstim
         (:class:`~skgpsearch.criteria.HyperPrior`: normal priors on the log
         lengthscales and amplitudes, the constant mean and the outlier rate),
         the MAP estimate. The criteria still read the evidence.
+    min_improvement : float, default=0.0
+        Stop the search when a depth improves the best criterion by no more
+        than this many nats (its improvement is kept); 0 stops only when a
+        depth does not improve at all.
 
     Attributes
     ----------
@@ -241,10 +246,12 @@ class CompositionalGPClassifier(StructureSearchMixin, ClassifierMixin, BaseEstim
         model_averaging: int | None = None,
         selection: str = "auto",
         objective: str = "lml",
+        min_improvement: float = 0.0,
     ) -> None:
         self.model_averaging = model_averaging
         self.selection = selection
         self.objective = objective
+        self.min_improvement = min_improvement
         self.base_kernels = base_kernels
         self.grammar = grammar
         self.criterion = criterion

@@ -92,7 +92,9 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
     max_candidates : int, default=None
         Budget of candidate fits; the search stops with the best found so far.
     time_budget : float, default=None
-        Budget in seconds, checked after every candidate.
+        Budget in seconds of the whole fit: the search stops expanding in time
+        to fit the finalists (estimated from its own fits), which are then
+        fitted in what is left; a warning says where it stopped.
     n_jobs : int, default=None
         Candidates fitted in parallel (joblib; any joblib backend, including
         dask, through ``joblib.parallel_config``). ``None`` means 1.
@@ -160,6 +162,10 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
         leaving one point out rewards interpolating between neighbours) and
         with the sparse approximation (no leave-one-out predictive).
         ``finalists_`` lists the finalists with their scores.
+    min_improvement : float, default=0.0
+        Stop the search when a depth improves the best criterion by no more
+        than this many nats (its improvement is kept); 0 stops only when a
+        depth does not improve at all.
 
     Attributes
     ----------
@@ -298,6 +304,7 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
         n_inducing: int = 256,
         baseline_models: bool = True,
         selection: str = "auto",
+        min_improvement: float = 0.0,
     ) -> None:
         self.base_kernels = base_kernels
         self.grammar = grammar
@@ -322,6 +329,7 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
         self.n_inducing = n_inducing
         self.baseline_models = baseline_models
         self.selection = selection
+        self.min_improvement = min_improvement
 
     # -- fitting ------------------------------------------------------------------
     def fit(self, X: ArrayLike, y: ArrayLike) -> CompositionalGPRegressor:

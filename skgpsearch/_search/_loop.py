@@ -133,6 +133,13 @@ class StructureSearch:
     require_success : bool, default=True
         Raise ``ValueError`` when every candidate of the first level fails.
     depth_limit_reason : str, default="max_depth reached"
+    reserve : callable or None
+        ``reserve(result)`` -> seconds of ``time_budget`` to keep for what
+        follows the search (the finalists): the search stops expanding when
+        the rest of the budget is spent.
+    min_improvement : float, default=0.0
+        Stop when a depth improves the best criterion by no more than this
+        (the improvement is kept; the search does not go deeper).
     """
 
     def __init__(
@@ -154,7 +161,11 @@ class StructureSearch:
         depth_limit_reason: str = "max_depth reached",
         criterion_name: str = "criterion",
         feature_names: Sequence[str] | None = None,
+        reserve: Callable[[SearchResult], float] | None = None,
+        min_improvement: float = 0.0,
     ):
+        self.reserve = reserve
+        self.min_improvement = min_improvement
         self.evaluate = evaluate
         self.expand = expand
         self.initial = list(initial)
@@ -191,12 +202,16 @@ class StructureSearch:
                 level = self._evaluate_level(candidates, depth, result)
                 ranked = self._rank(level, depth, result)
                 level_best = ranked[0] if ranked else None
-                improved = level_best is not None and result.records[level_best].criterion > best_score
+                gain = result.records[level_best].criterion - best_score if level_best is not None else -np.inf
+                improved = gain > 0
                 if improved:
                     best_score = result.records[level_best].criterion
                     result.best_index = level_best
                 self._report(depth, level, level_best, result)
                 if self._stop(depth, improved, result):
+                    break
+                if depth > 1 and gain <= self.min_improvement:
+                    result.stop_reason = f"improvement of {gain:.3g} at most min_improvement"
                     break
                 frontier = [(child, b) for b in ranked[: self.beam_width] for child in self.expand(result.records[b])]
         except KeyboardInterrupt:
@@ -268,13 +283,20 @@ class StructureSearch:
             return candidates[:room]
         return candidates
 
+    def _search_budget(self, result):
+        """Seconds of ``time_budget`` the search itself may use (what the stages after it need kept back)."""
+        if self.time_budget is None:
+            return None
+        return self.time_budget - (0.0 if self.reserve is None else self.reserve(result))
+
     def _evaluate_level(self, candidates, depth, result):
         """Evaluate a level; records are appended in candidate order as they arrive (kept on an interruption)."""
         elapsed = time.perf_counter() - self._start
-        if result.records and self.time_budget is not None and elapsed > self.time_budget:
+        budget = self._search_budget(result)
+        if result.records and budget is not None and elapsed > budget:
             result.stop_reason = "time budget reached"
             return []
-        deadline = None if self.time_budget is None else self._start + self.time_budget
+        deadline = None if budget is None else self._start + budget
         indices = []
         for candidate, record in zip(candidates, self.evaluate(candidates, deadline)):
             if candidate.screen_cost is not None:
@@ -324,6 +346,7 @@ class StructureSearch:
                 feature_names=self.feature_names,
                 n_evaluations=n_evaluations,
                 evaluated_rows=evaluated_rows,
+                time_left=None if self.time_budget is None else max(0.0, self.time_budget - elapsed),
             ))
 
     def _stop(self, depth, improved, result):
@@ -395,6 +418,8 @@ class SearchSettings:
     model_averaging: int | None = None
     #: How the select stage chooses: "criterion", "loo" or "stacking" (see skgpsearch._search._pipeline).
     selection: str = "criterion"
+    #: Stop when a depth improves the criterion by no more than this many nats.
+    min_improvement: float = 0.0
     progress: ProgressCallback | None = None
     criterion_name: str = "criterion"
     feature_names: Sequence[str] | None = None
@@ -402,7 +427,8 @@ class SearchSettings:
 
 
 def run_search(fitter: CandidateFitter, X: np.ndarray, y: np.ndarray, grammar: Grammar, settings: SearchSettings, *,
-               base_seed: int = 0, extra_initial: Sequence[Expr] = ()) -> SearchResult:
+               base_seed: int = 0, extra_initial: Sequence[Expr] = (),
+               reserve: Callable[[SearchResult], float] | None = None) -> SearchResult:
     """Search ``grammar`` with candidates fitted by ``fitter``; returns a :class:`SearchResult`.
 
     ``settings.max_depth=None`` gives :func:`automatic_depth`.
@@ -436,5 +462,7 @@ def run_search(fitter: CandidateFitter, X: np.ndarray, y: np.ndarray, grammar: G
         criterion_name=settings.criterion_name,
         feature_names=settings.feature_names,
         depth_limit_reason="max_depth reached" if settings.max_depth is not None else "depth limit reached",
+        reserve=reserve,
+        min_improvement=settings.min_improvement,
     )
     return search.run()

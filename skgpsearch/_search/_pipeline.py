@@ -60,6 +60,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import time
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -67,6 +68,7 @@ from typing import Any, Protocol
 
 import numpy as np
 from scipy.special import logsumexp
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.parallel import Parallel, delayed
 
 from .._engine._linalg import NumericalError
@@ -112,8 +114,12 @@ PREDICTIVE_FINALISTS = 4
 MIN_AVERAGING_WEIGHT = 1e-6
 #: The rules of the select stage (see the module docstring).
 SELECTIONS = ("criterion", "loo", "stacking")
-#: Stop reasons of the explore stage after which no finalist is fitted: the user's bounds hold.
-STOPS_WITHOUT_MORE_FITS = ("candidate budget reached", "time budget reached", "interrupted")
+#: Stop reasons of the explore stage after which no finalist is fitted: the user's bounds hold. (A time budget
+#: keeps back what the finalists need, see SearchPipeline.explore: they are fitted in the time left.)
+STOPS_WITHOUT_MORE_FITS = ("candidate budget reached", "interrupted")
+#: The finalists stage's fits are estimated at this many times a typical candidate's (the baselines have
+#: every column, polishing starts from an optimum): what a time budget keeps back for them.
+FINALIST_FIT_COST = 1.5
 
 
 class ModelFitter(Protocol):
@@ -222,8 +228,15 @@ class SearchPipeline:
 
     def run(self, model_fitter: ModelFitter, grammar: Grammar, criterion: SelectionCriterion,
             seed: int) -> PipelineResult:
+        budget = self.settings.time_budget
+        self._deadline = None if budget is None else time.perf_counter() + budget
         exploration = self.explore(model_fitter, grammar, criterion, seed)
         result = exploration.result
+        if result.stop_reason.startswith("time budget"):
+            depth = max((level["depth"] for level in result.levels), default=0)
+            warnings.warn(f"The search reached its time budget ({budget:g} s) at depth {depth}: the model is the best "
+                          "structure found by then; raise time_budget to search further.", ConvergenceWarning,
+                          stacklevel=3)
         if result.stop_reason in STOPS_WITHOUT_MORE_FITS:
             # a spent budget or an interruption: no more fits, the model is the search's best
             return self.select(model_fitter, exploration, _search_best_only(result, exploration.rows))
@@ -247,12 +260,29 @@ class SearchPipeline:
             rows = np.sort(order[:EXPLORE_ROWS])
             fitter = model_fitter.sample_fitter(rows)
             result = run_search(fitter, X[rows], y[rows], grammar, self.settings, base_seed=seed,
-                                extra_initial=model_fitter.extra_initial)
+                                extra_initial=model_fitter.extra_initial, reserve=self._reserve(model_fitter, grammar))
             return Exploration(result, fitter, rows, order)
         fitter = model_fitter.candidate_fitter
         result = run_search(fitter, X, y, grammar, self.settings, base_seed=seed,
-                            extra_initial=model_fitter.extra_initial)
+                            extra_initial=model_fitter.extra_initial, reserve=self._reserve(model_fitter, grammar))
         return Exploration(result, fitter)
+
+    def _reserve(self, model_fitter, grammar):
+        """``reserve(result)``: the seconds the finalists stage will take, from the search's typical fit so far."""
+        if self.settings.time_budget is None:
+            return None
+        n_fits = len(model_fitter.baseline_structures(grammar))
+        if not model_fitter.explore_fits_are_final:
+            n_fits += 1 if self.settings.selection == "criterion" else PREDICTIVE_FINALISTS
+
+        def reserve(result):
+            times = [r.fit_time for r in result.records if r.status == OK]
+            return FINALIST_FIT_COST * n_fits * float(np.median(times)) if times else 0.0
+
+        return reserve
+
+    def _out_of_time(self):
+        return self._deadline is not None and time.perf_counter() > self._deadline
 
     # -- finalists -----------------------------------------------------------------------------
     def finalists(self, model_fitter: ModelFitter, exploration: Exploration, grammar: Grammar,
@@ -272,19 +302,29 @@ class SearchPipeline:
                                    len(result.records))
             chosen.sort(key=lambda r: -r.criterion)
         polished = {id(r): r for r in chosen}
+        skipped = 0
         if not model_fitter.explore_fits_are_final:
             fitter = model_fitter.refit_fitter(X.shape[0])
-            polished = {id(r): _polished(fitter, r, X, y, seed) for r in chosen}
+            for r in chosen:
+                if self._out_of_time():
+                    skipped += 1
+                    continue
+                polished[id(r)] = _polished(fitter, r, X, y, seed)
         records = [polished[id(r)] for r in chosen]
         baselines = [s for s in model_fitter.baseline_structures(grammar) if all(s != r.structure for r in chosen)]
         if baselines:
             fitter = model_fitter.baseline_fitter()
             for structure in baselines:
+                if self._out_of_time():
+                    skipped += 1
+                    continue
                 record = fitter(structure, X, y, candidate_seed(seed, structure))
                 record.depth, record.parent = 1, None
                 record.message = record.message or "baseline, fitted on all rows after the search"
                 result.records.append(record)
                 records.append(record)
+        if skipped:
+            result.stop_reason += f"; time budget: {skipped} finalist fits left out"
         comparable = [polished.get(id(r), r) for r in result.records]
         return Finalists([r for r in records if r.status == OK], [r for r in comparable if r.status == OK])
 
@@ -310,15 +350,15 @@ class SearchPipeline:
 
         rungs = [(np.sort(order[:size]), refit) for size in halving_sizes(rows.size, last_size)]
         rounds = refit_finalists(explored, rungs, FIRST_FINALISTS, n_jobs=self.settings.n_jobs,
-                                 progress=self.settings.progress)
+                                 progress=self.settings.progress, stop=self._out_of_time)
         for records in rounds:
             result.records.extend(records)
         last = [r for r in rounds[-1] if r.status == OK] if len(rounds) == len(rungs) else []
         if last:
             result.stop_reason += f"; finalists refitted on {', '.join(str(len(r)) for r, _ in rungs)} rows"
             return Finalists(last, last, rungs[-1][0])
-        result.stop_reason += (f"; every finalist failed to fit on more rows, the model uses the search's "
-                               f"{rows.size}")
+        why = "the time budget ran out before" if self._out_of_time() else "every finalist failed to fit on"
+        result.stop_reason += f"; {why} more rows, the model uses the search's {rows.size}"
         kept = distinct_best(explored, 1)
         return Finalists(kept, [r for r in explored if r.status == OK and np.isfinite(r.criterion)], rows)
 
@@ -543,6 +583,7 @@ def refit_finalists(
     *,
     n_jobs: int | None = None,
     progress: ProgressCallback | None = None,
+    stop: Callable[[], bool] | None = None,
 ) -> list[list[CandidateRecord]]:
     """Successive halving of a search's best structures over growing sets of rows.
 
@@ -552,7 +593,8 @@ def refit_finalists(
     rows, and so on -- so that a search on large data costs one search on a
     subset plus a few fits on more rows. ``rungs`` are ``(rows, fit)`` pairs,
     where ``fit(record, rows)`` returns the refitted record (criteria on the
-    same rows are comparable; across rungs they are not).
+    same rows are comparable; across rungs they are not). ``stop()``, when
+    given, is asked before each rung: True ends the halving there.
 
     Returns
     -------
@@ -564,6 +606,8 @@ def refit_finalists(
     current = distinct_best(records, first_keep)
     rounds = []
     for i, (rows, fit) in enumerate(rungs):
+        if stop is not None and stop():
+            break
         refits = Parallel(n_jobs=n_jobs, prefer="processes")(delayed(fit)(record, rows) for record in current)
         refits = sorted(refits, key=lambda r: -r.criterion if r.status == OK else np.inf)
         rounds.append(refits)

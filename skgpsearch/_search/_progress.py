@@ -34,6 +34,8 @@ class LevelReport:
     #: Likelihood evaluations of the depth's candidates (screening included), and their rows summed.
     n_evaluations: int = 0
     evaluated_rows: int = 0
+    #: Seconds of ``time_budget`` left (None without one).
+    time_left: float | None = None
 
 
 #: What a progress callback receives: a report after each depth, or a short note.
@@ -84,7 +86,8 @@ def print_progress(file: TextIO | None = None) -> ProgressCallback:
         cost = f", {event.n_evaluations} likelihood evaluations of {rows:.0f} rows" if event.n_evaluations else ""
         print(
             f"[skgpsearch] depth {event.depth}: best {best_text}  {event.criterion_name}={score:.3f}  "
-            f"({event.n_candidates} candidates, {event.n_failed} failed{screened_text}{cost}, {event.elapsed:.1f} s)",
+            f"({event.n_candidates} candidates, {event.n_failed} failed{screened_text}{cost}, {event.elapsed:.1f} s"
+            f"{'' if event.time_left is None else f', {event.time_left:.1f} s left'})",
             file=file,
             flush=True,
         )

@@ -1,12 +1,16 @@
 """The search pipeline's stages: successive halving of finalists, polishing, baselines, selection."""
 
+import time
+
 import numpy as np
 import pytest
 from scipy.optimize import minimize
+from sklearn.exceptions import ConvergenceWarning
 from scipy.special import logsumexp
 
 import skgpsearch._search._pipeline as pipeline_module
 from skgpsearch._search._loop import SearchSettings
+from skgpsearch._search._progress import LevelReport
 from skgpsearch._search._pipeline import SearchPipeline, refit_finalists, resolve_selection, stacking_weights
 from skgpsearch._search._records import FAILED, CandidateRecord
 from skgpsearch.criteria import BIC, CallableCriterion
@@ -274,3 +278,41 @@ def test_a_spent_budget_fits_no_finalists():
     outcome = _pipeline(max_depth=3, max_candidates=2, selection="loo").run(model_fitter, GRAMMAR, BIC(), seed=0)
     assert [name for name, _, _, _ in model_fitter.calls] == ["explore", "explore"]
     assert outcome.search.stop_reason == "candidate budget reached" and len(outcome.finalists) == 1
+
+
+def test_a_time_budget_keeps_back_what_the_finalists_need(monkeypatch):
+    # a fake clock: every fit takes one second; 10 s of budget, two baselines to fit at the end
+    clock = [0.0]
+    monkeypatch.setattr(time, "perf_counter", lambda: clock[0])
+
+    class _OneSecondFitter(_TableFitter):
+        def __call__(self, *args, **kwargs):
+            clock[0] += 1.0
+            record = super().__call__(*args, **kwargs)
+            record.fit_time = 1.0
+            return record
+
+    model_fitter = _TableModelFitter(40, lambda text, rows: float(len(text)), baselines=["SE(0) * SE(1) * SE(2)",
+                                                                                     "SE(0) + SE(1) + SE(2)"])
+    model_fitter._fitter = lambda name, fail=False: _OneSecondFitter(model_fitter.table, name, model_fitter.calls, fail)
+    progress = []
+    with pytest.warns(ConvergenceWarning, match="time budget"):
+        outcome = _pipeline(max_depth=5, time_budget=10.0, progress=progress.append).run(model_fitter, GRAMMAR, BIC(),
+                                                                                         seed=0)
+    assert outcome.search.stop_reason == "time budget reached"
+    # the search stopped expanding with 1.5 x 2 fits' time kept back; the baselines were fitted in it
+    assert [name for name, _, _, _ in model_fitter.calls].count("baseline") == 2
+    assert clock[0] <= 10.0 + 1.0
+    assert [r.time_left for r in progress if isinstance(r, LevelReport)][0] == pytest.approx(10.0 - 3.0)
+
+
+def test_min_improvement_stops_on_small_gains():
+    gains = {"SE(0)": 1.0, "SE(0) + SE(1)": 1.5, "SE(0) + SE(1) + SE(2)": 9.0}
+    model_fitter = _TableModelFitter(40, lambda text, rows: gains.get(text, -50.0))
+    outcome = _pipeline(max_depth=3, min_improvement=1.0).run(model_fitter, GRAMMAR, BIC(), seed=0)
+    # depth 2 gained 0.5 nats: kept, and the search went no deeper
+    assert str(outcome.best.structure) == "SE(0) + SE(1)" and len(outcome.search.levels) == 2
+    assert outcome.search.stop_reason.startswith("improvement of 0.5")
+    deeper = _pipeline(max_depth=3).run(_TableModelFitter(40, lambda text, rows: gains.get(text, -50.0)), GRAMMAR,
+                                        BIC(), seed=0)
+    assert str(deeper.best.structure) == "SE(0) + SE(1) + SE(2)"
