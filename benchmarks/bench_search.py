@@ -69,20 +69,22 @@ def main():
         model.fit(X, y)
         seconds = time.perf_counter() - start
         rows.append((f"skgpsearch (n_jobs={n_jobs})", str(model.structure_), model.best_score_, seconds,
-                     len(model.search_results_["structure"])))
+                     len(model.search_results_["structure"]), sum(model.search_results_["n_evaluations"])))
     structures = model.search_results_["structure"]
     if not args.skip_sklearn:
         best, bic, seconds = sklearn_loop(structures, X, y, n_restarts=2)
-        rows.append(("sklearn GPR loop (serial)", best, bic, seconds, len(structures)))
+        rows.append(("sklearn GPR loop (serial)", best, bic, seconds, len(structures), None))
 
     print(f"Mauna Loa CO2, n = {len(y)}, depth-3 greedy CKS search, BIC, 2 restarts")
-    print(f"| {'method':28s} | {'chosen structure':34s} | {'BIC/-2':>9s} | {'seconds':>8s} | {'candidates':>10s} |")
-    print(f"|{'-' * 30}|{'-' * 36}|{'-' * 11}|{'-' * 10}|{'-' * 12}|")
-    for name, structure, bic, seconds, count in rows:
-        print(f"| {name:28s} | {structure:34s} | {bic:9.2f} | {seconds:8.1f} | {count:10d} |")
+    print(f"| {'method':28s} | {'chosen structure':34s} | {'BIC/-2':>9s} | {'seconds':>8s} | {'candidates':>10s} "
+          f"| {'likelihood evaluations':>22s} |")
+    print(f"|{'-' * 30}|{'-' * 36}|{'-' * 11}|{'-' * 10}|{'-' * 12}|{'-' * 24}|")
+    for name, structure, bic, seconds, count, evaluations in rows:
+        print(f"| {name:28s} | {structure:34s} | {bic:9.3f} | {seconds:8.1f} | {count:10d} "
+              f"| {'' if evaluations is None else evaluations:>22} |")
     if not args.skip_sklearn:
         reference = rows[-1][3]
-        for name, _, _, seconds, _ in rows[:-1]:
+        for name, _, _, seconds, _, _ in rows[:-1]:
             print(f"speed-up of {name}: {reference / seconds:.1f}x")
 
 

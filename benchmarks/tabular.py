@@ -322,13 +322,16 @@ def table(results, datasets):
                     mark = ""
                     references = [_fold_values(results[name], m, metric) for m in ("RandomForest", "sklearn GP ARD")]
                     references = [r for r in references if r is not None and not np.any(np.isnan(r))]
-                    if references and not method.startswith(("RandomForest", "sklearn")) and not np.any(np.isnan(values)):
+                    complete = len(values) == N_FOLDS and all(r is not None and len(r) == N_FOLDS for r in references)
+                    if references and complete and not method.startswith(("RandomForest", "sklearn")) \
+                            and not np.any(np.isnan(values)):
                         better = min(references, key=np.mean)
                         if corrected_t_test(values, better, len(y) - n_test, n_test) < 0.05:
                             mark = "*"
                     scale = 100 if metric == "error" else 1
-                    cells.append("—" if np.any(np.isnan(values)) else f"{scale * np.mean(values):.3f}{mark}"
-                                 if metric != "error" else f"{scale * np.mean(values):.2f}{mark}")
+                    partial = "" if len(values) == N_FOLDS else f" ({len(values)}/{N_FOLDS} folds)"
+                    cells.append("—" if np.any(np.isnan(values)) else f"{scale * np.mean(values):.3f}{mark}{partial}"
+                                 if metric != "error" else f"{scale * np.mean(values):.2f}{mark}{partial}")
                 print(f"| {method} | " + " | ".join(cells) + " |")
         print(f"\n{task}: seconds per fold (ours: the default fit, n_jobs as recorded)")
         print("| method | " + " | ".join(names) + " |")
@@ -362,7 +365,7 @@ def _fold_values(result, method, metric):
     else:
         folds_done = result.get(method, {})
         values = [f.get(metric) for f in folds_done.values()]
-    if len(values) < N_FOLDS or not folds_done:
+    if not folds_done or not values:
         return None
     return np.array([np.nan if v is None else v for v in values], dtype=float)
 

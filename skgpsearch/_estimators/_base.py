@@ -13,6 +13,7 @@ from sklearn.gaussian_process.kernels import Kernel
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
+from .._search import _pipeline
 from .._search import (
     SELECTIONS,
     PipelineResult,
@@ -155,6 +156,8 @@ class StructureSearchMixin:
             model_averaging=self.model_averaging,
             selection=resolve_selection(self.selection, model_fitter.has_loo, model_fitter.X.shape[1]),
             min_improvement=self.min_improvement,
+            explore_effort=_pipeline.EXPLORE_EFFORT,
+            refine_per_level=_pipeline.REFINE_PER_LEVEL,
             progress=self._progress(),
             criterion_name=criterion.display_name,
             feature_names=getattr(self, "feature_names_in_", None),

@@ -19,7 +19,13 @@ from ._diagnostics import diagnose
 from ._records import FAILED, CandidateRecord, ScreenScore, criterion_value, run_candidate
 from ._starts import StartHints
 
-__all__ = ["CandidateFitter"]
+__all__ = ["CandidateFitter", "EXPLORE_FTOL", "EXPLORE_MAXITER", "EXPLORE_SCREEN_MAXITER"]
+
+#: The explore effort: every selected start runs EXPLORE_SCREEN_MAXITER L-BFGS iterations, and the best one
+#: at most EXPLORE_MAXITER more to a loose tolerance (the finalists are then fitted with full effort).
+EXPLORE_SCREEN_MAXITER = 10
+EXPLORE_MAXITER = 50
+EXPLORE_FTOL = 1e-6
 
 
 @dataclass
@@ -50,6 +56,9 @@ class CandidateFitter:
     #: the original targets gets −n log y_std.
     y_std: float = 1.0
     y_mean: float = 0.0
+    #: "full": the start pool's best starts and random restarts optimised to convergence; "explore": the best
+    #: two or three starts, a few iterations each, the best to a loose tolerance (see skgpsearch._search._pipeline).
+    effort: str = "full"
 
     # -- what the search loop calls besides __call__ -------------------------------------------
     def start_hints(self, parent: CandidateRecord | None, X: np.ndarray, y: np.ndarray,
@@ -123,7 +132,8 @@ class CandidateFitter:
         hints = self._own_hints(expr, X, y, hints)
         objective, screen = self._objectives(expr, kernel, X_opt, y_opt, rng)
         starts = self._starts(expr, kernel, objective, screen, hints, warm_state, rng)
-        theta, _, failures = optimize_hyperparameters(objective, starts, self.maxiter, **self._optimizer_options(screen))
+        maxiter = self.maxiter if self.effort == "full" else EXPLORE_MAXITER
+        theta, _, failures = optimize_hyperparameters(objective, starts, maxiter, **self._optimizer_options(screen))
         if theta is None:
             raise NumericalError("; ".join(dict.fromkeys(failures)) or "no start could be optimised")
         kernel.theta = theta[: kernel.n_dims]
@@ -145,6 +155,7 @@ class CandidateFitter:
             n_evaluations=objective.n_evaluations + n_screen,
             evaluated_rows=objective.n_evaluations * y_opt.shape[0] + n_screen * (0 if screen is None else
                                                                                    screen.y.shape[0]),
+            effort=self.effort,
             **fields,
         )
         if not np.isfinite(score):

@@ -14,10 +14,17 @@ from .._engine._periodogram import period_candidates
 from ..criteria import HyperPrior
 from ..grammar import Expr
 from ..kernels import DataSummary, default_hyperparameters, to_kernel
-from ._candidate_fitter import CandidateFitter
+from ._candidate_fitter import EXPLORE_FTOL, EXPLORE_SCREEN_MAXITER, CandidateFitter
 from ._models import RegressionModel
 from ._records import CandidateRecord, ScreenScore, single_threaded_blas
-from ._starts import StartHints, change_locations, profile_starts, select_raw_and_profiled, start_pool
+from ._starts import (
+    StartHints,
+    change_locations,
+    explore_starts,
+    profile_starts,
+    select_raw_and_profiled,
+    start_pool,
+)
 
 __all__ = ["RegressionCandidateFitter", "regression_start_hints"]
 
@@ -136,11 +143,15 @@ class RegressionCandidateFitter(CandidateFitter):
         pool = start_pool(expr, self.summary, hints)
         thetas = self._pool_thetas(pool, noise_init)
         values, profiled_values, profiled_thetas = profile_starts(screen or objective, thetas)
+        if self.effort == "explore":
+            return explore_starts(pool, thetas, values, profiled_thetas, profiled_values)
         starts = select_raw_and_profiled(pool, thetas, values, profiled_thetas, profiled_values)
         cold = np.append(to_kernel(expr.without_values(), summary=self.summary).theta, math.log(self.default_noise()))
         return starts + random_starts(kernel, cold, objective.bounds, self.n_restarts, rng)
 
     def _optimizer_options(self, screen):
+        if self.effort == "explore":
+            return dict(screen_maxiter=EXPLORE_SCREEN_MAXITER, n_refine=1, ftol=EXPLORE_FTOL)
         return dict(
             screen_objective=screen if self.screen_starts else None,
             screen_maxiter=SCREEN_MAXITER if self.screen_starts and screen is not None else None,

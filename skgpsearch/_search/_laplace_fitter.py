@@ -13,11 +13,11 @@ import numpy as np
 
 from .._engine._laplace import LAPLACE_FTOL, LaplaceObjective, LaplacePosterior
 from .._engine._likelihoods import OUTLIER_CLIP, Likelihood
-from .._engine._optimizer import PriorObjective, optimize_hyperparameters, random_starts
+from .._engine._optimizer import SCREEN_FTOL, PriorObjective, optimize_hyperparameters, random_starts
 from ..criteria import HyperPrior
 from ..grammar import Expr
 from ..kernels import DataSummary, to_kernel
-from ._candidate_fitter import CandidateFitter
+from ._candidate_fitter import EXPLORE_FTOL, EXPLORE_SCREEN_MAXITER, CandidateFitter
 from ._diagnostics import WHITE_NOISE_CORRELATION, white_noise_term
 from ._exact_fitter import REFINE_MARGIN, SCREEN_CANDIDATE_MAXITER, SCREEN_MAXITER, regression_start_hints
 from ._models import BinaryLaplaceModel, RegressionModel, latent_prior_moments
@@ -138,6 +138,8 @@ class LaplaceCandidateFitter(CandidateFitter):
         # each start scored by one Laplace evaluation
         pool, thetas = self._start_thetas(expr, hints, extra)
         values = evaluate_starts(screen or objective, thetas)
+        if self.effort == "explore":
+            return [thetas[i] for i in select_starts(pool, values, n_warm=1, n_cold=1)]
         starts = [thetas[i] for i in select_starts(pool, values)]
         cold = to_kernel(expr.without_values(), summary=self.summary).theta
         p = kernel.n_dims
@@ -146,6 +148,8 @@ class LaplaceCandidateFitter(CandidateFitter):
         return starts
 
     def _optimizer_options(self, screen):
+        if self.effort == "explore":
+            return dict(screen_objective=screen, screen_maxiter=EXPLORE_SCREEN_MAXITER, n_refine=1, ftol=EXPLORE_FTOL)
         return dict(screen_objective=screen, screen_maxiter=SCREEN_MAXITER, n_refine=N_REFINE,
                     refine_margin=REFINE_MARGIN, ftol=LAPLACE_FTOL)
 

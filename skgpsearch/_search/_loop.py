@@ -14,6 +14,7 @@ joblib workers (:class:`ParallelCandidateFits`, :func:`run_search`);
 
 from __future__ import annotations
 
+import dataclasses
 import time
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -140,6 +141,13 @@ class StructureSearch:
     min_improvement : float, default=0.0
         Stop when a depth improves the best criterion by no more than this
         (the improvement is kept; the search does not go deeper).
+    refine : callable or None
+        ``refine(pairs)`` -> refitted records, for ``(candidate, record)``
+        pairs: the ``refine_per_level`` best records of each depth that were
+        fitted with the explore effort are fitted again with full effort
+        before the depth is ranked and expanded; a refit replaces its record
+        when its evidence is at least as high.
+    refine_per_level : int, default=2
     """
 
     def __init__(
@@ -163,7 +171,11 @@ class StructureSearch:
         feature_names: Sequence[str] | None = None,
         reserve: Callable[[SearchResult], float] | None = None,
         min_improvement: float = 0.0,
+        refine: Callable | None = None,
+        refine_per_level: int = 2,
     ):
+        self.refine = refine
+        self.refine_per_level = refine_per_level
         self.reserve = reserve
         self.min_improvement = min_improvement
         self.evaluate = evaluate
@@ -200,6 +212,7 @@ class StructureSearch:
                     result.stop_reason = "no new candidates"
                     break
                 level = self._evaluate_level(candidates, depth, result)
+                self._refine_level(candidates, level, result)
                 ranked = self._rank(level, depth, result)
                 level_best = ranked[0] if ranked else None
                 gain = result.records[level_best].criterion - best_score if level_best is not None else -np.inf
@@ -311,6 +324,19 @@ class StructureSearch:
             result.stop_reason = "time budget reached"
         return indices
 
+    def _refine_level(self, candidates, level, result):
+        """The level's best records fitted with the explore effort, fitted again with full effort."""
+        if self.refine is None or not level:
+            return
+        by_record = dict(zip(level, candidates))
+        best = sorted((i for i in level if result.records[i].status == OK), key=lambda i: -result.records[i].criterion)
+        chosen = [i for i in best[: self.refine_per_level] if result.records[i].effort != "full"]
+        if not chosen:
+            return
+        refits = self.refine([(by_record[i], result.records[i]) for i in chosen])
+        for i, refit in zip(chosen, refits):
+            result.records[i] = _refined(result.records[i], refit)
+
     def _rank(self, level, depth, result):
         """The level's usable records, best first (stable: ties keep the evaluation order)."""
         ok = [i for i in level if result.records[i].status == OK]
@@ -361,6 +387,16 @@ class StructureSearch:
         return False
 
 
+def _refined(record: CandidateRecord, refit: CandidateRecord) -> CandidateRecord:
+    """``record`` after a full-effort refit: the refit's values when they are at least as good, and both costs."""
+    kept = refit if refit.ok and refit.log_marginal_likelihood >= record.log_marginal_likelihood else record
+    return dataclasses.replace(
+        kept, effort="full", depth=record.depth, parent=record.parent, parent_index=record.parent_index,
+        n_evaluations=record.n_evaluations + refit.n_evaluations,
+        evaluated_rows=record.evaluated_rows + refit.evaluated_rows, fit_time=record.fit_time + refit.fit_time,
+    )
+
+
 class ParallelCandidateFits:
     """The ``evaluate``, ``hint`` and ``screen`` callbacks of a search that fits candidates with a fitter.
 
@@ -373,8 +409,9 @@ class ParallelCandidateFits:
 
     def __init__(self, fitter: CandidateFitter, X: np.ndarray, y: np.ndarray, *, base_seed: int = 0,
                  n_jobs: int | None = None, prefer: str = "processes", period_columns: Sequence[int] = (),
-                 change_columns: Sequence[int] = ()) -> None:
+                 change_columns: Sequence[int] = (), full_fitter: CandidateFitter | None = None) -> None:
         self.fitter, self.X, self.y = fitter, X, y
+        self.full_fitter = fitter if full_fitter is None else full_fitter
         self.base_seed, self.n_jobs, self.prefer = base_seed, n_jobs, prefer
         self.period_columns, self.change_columns = period_columns, change_columns
 
@@ -393,6 +430,14 @@ class ParallelCandidateFits:
             )
             if deadline is not None and time.perf_counter() > deadline:
                 return
+
+    def refine(self, pairs: list[tuple[Candidate, CandidateRecord]]) -> list[CandidateRecord]:
+        """Full-effort refits of explored records, from their fitted values (the candidates' seeds and hints)."""
+        return Parallel(n_jobs=self.n_jobs, prefer=self.prefer)(
+            delayed(self.full_fitter)(record.structure, self.X, self.y, candidate_seed(self.base_seed, c.structure),
+                                      self._warm_state(c), c.hints)
+            for c, record in pairs
+        )
 
     def hint(self, parent: CandidateRecord | None) -> object:
         return self.fitter.start_hints(parent, self.X, self.y, self.period_columns, self.change_columns)
@@ -420,6 +465,10 @@ class SearchSettings:
     selection: str = "criterion"
     #: Stop when a depth improves the criterion by no more than this many nats.
     min_improvement: float = 0.0
+    #: How hard the explore stage fits candidates ("full" or "explore"), and how many of each depth's best
+    #: explored candidates it then fits with full effort.
+    explore_effort: str = "full"
+    refine_per_level: int = 2
     progress: ProgressCallback | None = None
     criterion_name: str = "criterion"
     feature_names: Sequence[str] | None = None
@@ -441,9 +490,11 @@ def run_search(fitter: CandidateFitter, X: np.ndarray, y: np.ndarray, grammar: G
     n_features = X.shape[1]
     initial = list(grammar.initial(n_features))
     initial += [expr for expr in extra_initial if expr not in initial]
+    explore = fitter if settings.explore_effort == "full" else dataclasses.replace(fitter, effort=settings.explore_effort)
     fits = ParallelCandidateFits(
-        fitter, X, y, base_seed=base_seed, n_jobs=settings.n_jobs, prefer=settings.prefer,
+        explore, X, y, base_seed=base_seed, n_jobs=settings.n_jobs, prefer=settings.prefer,
         period_columns=grammar.period_columns(n_features), change_columns=grammar.change_columns(n_features),
+        full_fitter=fitter,
     )
     search = StructureSearch(
         fits,
@@ -464,5 +515,7 @@ def run_search(fitter: CandidateFitter, X: np.ndarray, y: np.ndarray, grammar: G
         depth_limit_reason="max_depth reached" if settings.max_depth is not None else "depth limit reached",
         reserve=reserve,
         min_improvement=settings.min_improvement,
+        refine=None if settings.explore_effort == "full" else fits.refine,
+        refine_per_level=settings.refine_per_level,
     )
     return search.run()

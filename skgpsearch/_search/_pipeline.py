@@ -75,11 +75,12 @@ from .._engine._linalg import NumericalError
 from ..criteria import SelectionCriterion
 from ..grammar import Expr, Grammar
 from ._candidate_fitter import CandidateFitter
-from ._loop import SearchResult, SearchSettings, run_search
+from ._loop import SearchResult, SearchSettings, _refined, run_search
 from ._progress import ProgressCallback
 from ._records import OK, CandidateRecord, candidate_seed
 
 __all__ = [
+    "EXPLORE_EFFORT",
     "EXPLORE_ROWS",
     "FIRST_FINALISTS",
     "HALVING_FACTOR",
@@ -112,6 +113,11 @@ LAPLACE_POSTERIOR_ROWS = 5000
 PREDICTIVE_FINALISTS = 4
 #: Averaged models below this fraction of the largest weight are dropped.
 MIN_AVERAGING_WEIGHT = 1e-6
+#: How hard the explore stage fits candidates: "full" (each candidate's start pool to convergence) or
+#: "explore" (its best two or three starts, a few iterations each, then the REFINE_PER_LEVEL best of each
+#: depth and every finalist fitted again with full effort).
+EXPLORE_EFFORT = "full"
+REFINE_PER_LEVEL = 2
 #: The rules of the select stage (see the module docstring).
 SELECTIONS = ("criterion", "loo", "stacking")
 #: Stop reasons of the explore stage after which no finalist is fitted: the user's bounds hold. (A time budget
@@ -281,6 +287,18 @@ class SearchPipeline:
 
         return reserve
 
+    def _full_effort(self, model_fitter, result, record, X, y, seed):
+        """``record`` fitted with full effort (in ``result.records`` too): itself when it already was."""
+        if record.effort == "full" or self._out_of_time():
+            return record
+        refit = model_fitter.candidate_fitter(record.structure, X, y, candidate_seed(seed, record.structure),
+                                              record.warm_state)
+        refined = _refined(record, refit)
+        result.records[[i for i, r in enumerate(result.records) if r is record][0]] = refined
+        if result.best is record:
+            result.best_index = result.records.index(refined)
+        return refined
+
     def _out_of_time(self):
         return self._deadline is not None and time.perf_counter() > self._deadline
 
@@ -301,6 +319,8 @@ class SearchPipeline:
             chosen = distinct_best([best] + _level_bests(result) + distinct_best(result.records, PREDICTIVE_FINALISTS),
                                    len(result.records))
             chosen.sort(key=lambda r: -r.criterion)
+        # finalists get full effort: those the explore stage fitted cheaply are fitted again from their values
+        chosen = [self._full_effort(model_fitter, result, r, X, y, seed) for r in chosen]
         polished = {id(r): r for r in chosen}
         skipped = 0
         if not model_fitter.explore_fits_are_final:

@@ -103,6 +103,9 @@ class CandidateRecord:
         The cheap score of a screened-out candidate.
     diagnostics : tuple of str
         Degenerate features of the optimum (see :func:`skgpsearch._search._diagnostics.diagnose`).
+    effort : {"full", "explore"}
+        How hard its hyperparameters were optimised: today's start pool to
+        convergence, or the explore stage's few starts and iterations.
     predictive_score : float or None
         A finalist's leave-one-out log predictive density Σ_i log p(y_i | y_−i)
         at its fitted hyperparameters (set by the select stage; None otherwise).
@@ -127,6 +130,7 @@ class CandidateRecord:
     parent_index: int | None = None
     screen_score: float | None = None
     diagnostics: tuple = ()
+    effort: str = "full"
     predictive_score: float | None = None
 
     @property

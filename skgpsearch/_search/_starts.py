@@ -46,7 +46,7 @@ from ..kernels import change_defaults, default_hyperparameters
 
 __all__ = [
     "StartHints", "Start", "start_pool", "select_starts", "leaf_options", "lengthscale_scales", "profile_starts",
-    "evaluate_starts", "select_raw_and_profiled", "change_options", "change_locations",
+    "evaluate_starts", "explore_starts", "select_raw_and_profiled", "change_options", "change_locations",
 ]
 
 #: Shares of the parent's residual variance that a new additive term starts with (besides 1 %).
@@ -444,6 +444,25 @@ def select_raw_and_profiled(pool, thetas, values, profiled_thetas, profiled_valu
                if pool[i].kind != "nested"]
     starts = []
     for i, theta in chosen:
+        if not any(np.allclose(theta, other, rtol=0.0, atol=1e-6) for other in starts):
+            starts.append(theta)
+    return starts
+
+
+def explore_starts(pool, thetas, values, profiled_thetas, profiled_values):
+    """The explore effort's starts: the nested start, and the best of the pool by each ranking (at most three).
+
+    The nested start keeps a child next to its parent's optimum; the best raw
+    and best rescaled starts of any kind stand for the rest of the pool.
+    """
+    chosen = [(i, thetas[i]) for i, start in enumerate(pool) if start.kind == "nested"]
+    for ranking, points in ((values, thetas), (profiled_values, profiled_thetas)):
+        finite = [i for i in range(len(pool)) if np.isfinite(ranking[i])]
+        if finite:
+            best = max(finite, key=lambda i: ranking[i])
+            chosen.append((best, points[best]))
+    starts = []
+    for _, theta in chosen:
         if not any(np.allclose(theta, other, rtol=0.0, atol=1e-6) for other in starts):
             starts.append(theta)
     return starts
