@@ -316,3 +316,30 @@ def test_min_improvement_stops_on_small_gains():
     deeper = _pipeline(max_depth=3).run(_TableModelFitter(40, lambda text, rows: gains.get(text, -50.0)), GRAMMAR,
                                         BIC(), seed=0)
     assert str(deeper.best.structure) == "SE(0) + SE(1) + SE(2)"
+
+
+def test_explore_effort_fits_candidates_cheaply_and_the_best_of_each_depth_fully(monkeypatch):
+    from skgpsearch import CompositionalGPRegressor
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-2, 2, size=(60, 2))
+    y = np.sin(2 * X[:, 0]) + 0.5 * X[:, 1] + 0.1 * rng.normal(size=60)
+    monkeypatch.setattr(pipeline_module, "EXPLORE_EFFORT", "explore")
+    model = CompositionalGPRegressor(base_kernels=("SE", "LIN"), max_depth=2, random_state=0, n_restarts=1).fit(X, y)
+    table = model.search_results_
+    for depth in (1, 2):
+        rows = [i for i, d in enumerate(table["depth"]) if d == depth and table["status"][i] == "ok"
+                and not table["message"][i].startswith("baseline")]
+        ranked = sorted(rows, key=lambda i: -table["criterion"][i])
+        # the two best of the depth were fitted again with full effort: they cost more than the typical other
+        cheap = [table["n_evaluations"][i] for i in ranked[2:]]
+        assert cheap and min(table["n_evaluations"][i] for i in ranked[:2]) > np.median(cheap)
+    # the finalists too (a refit keeps its record's place in the table): each cost more than the cheapest
+    finalist_costs = [table["n_evaluations"][table["structure"].index(s)] for s, b in
+                      zip(model.finalists_["structure"], model.finalists_["baseline"]) if not b]
+    assert min(finalist_costs) > min(table["n_evaluations"])
+    full = CompositionalGPRegressor(base_kernels=("SE", "LIN"), max_depth=2, random_state=0, n_restarts=1)
+    monkeypatch.setattr(pipeline_module, "EXPLORE_EFFORT", "full")
+    full.fit(X, y)
+    assert sum(table["n_evaluations"]) < sum(full.search_results_["n_evaluations"])
+    assert len(table["structure"]) == len(full.search_results_["structure"])
