@@ -28,6 +28,9 @@ from ._starts import (
 
 __all__ = ["RegressionCandidateFitter", "regression_start_hints"]
 
+#: The explore effort's starts: "few" (the nested start and the best of each ranking) or "all" (those of the
+#: full effort, each run EXPLORE_SCREEN_MAXITER iterations, the best then to convergence).
+EXPLORE_STARTS = "few"
 #: Rows and L-BFGS iterations of the cheap screen of candidates.
 SCREEN_CANDIDATE_ROWS = 250
 SCREEN_CANDIDATE_MAXITER = 10
@@ -143,7 +146,7 @@ class RegressionCandidateFitter(CandidateFitter):
         pool = start_pool(expr, self.summary, hints)
         thetas = self._pool_thetas(pool, noise_init)
         values, profiled_values, profiled_thetas = profile_starts(screen or objective, thetas)
-        if self.effort == "explore":
+        if self.effort == "explore" and EXPLORE_STARTS == "few":
             return explore_starts(pool, thetas, values, profiled_thetas, profiled_values)
         starts = select_raw_and_profiled(pool, thetas, values, profiled_thetas, profiled_values)
         cold = np.append(to_kernel(expr.without_values(), summary=self.summary).theta, math.log(self.default_noise()))
