@@ -22,8 +22,9 @@ def test_readme_python_example_runs_and_prints_what_it_says():
     assert lines[0] == "SE(0) * PER(0)"
     assert lines[1] == "Structure: SE(x0) * PER(x0)"
     assert lines[2] == "[]"  # no degenerate optimum
-    assert lines[3] == "SE(0) + SE(1)"  # the classifier ignores the irrelevant column 2
-    assert lines[4].split() == ["SE(2)", "+", "SE(0)", "*", "SE(1)", "5", "2"]
+    assert lines[3] == "SE(0) + SE(1)"  # the classifier's search ignores the irrelevant column 2
+    assert lines[4] == "stacking"
+    assert lines[5].split() == ["SE(2)", "+", "SE(0)", "*", "SE(1)", "5", "2"]
 
 
 def test_quick_start_has_two_commands_and_ci_runs_the_test_command():

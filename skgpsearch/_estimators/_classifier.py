@@ -141,7 +141,8 @@ class CompositionalGPClassifier(StructureSearchMixin, ClassifierMixin, BaseEstim
         hyperparameters (``"loo"``, from the Laplace posterior's cavities,
         Vehtari et al. 2016); or as the mixture of finalists whose weights
         maximise that held-out log score (``"stacking"``, Yao et al. 2018).
-        ``"auto"``: ``"loo"`` with two or more columns, ``"criterion"`` on one.
+        ``"auto"``: ``"stacking"`` with two or more columns, ``"criterion"``
+        on one.
         ``finalists_`` lists the finalists.
     objective : {"lml", "map"}, default="lml"
         What each candidate's hyperparameters maximise: the Laplace evidence,

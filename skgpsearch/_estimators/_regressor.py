@@ -157,8 +157,8 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
         ``criterion``; by the leave-one-out log predictive density at the
         fitted hyperparameters (``"loo"``, closed form, R&W §5.4.2); or as
         the mixture of finalists whose weights maximise that held-out log
-        score (``"stacking"``, Yao et al. 2018). ``"auto"``: ``"loo"`` with
-        two or more columns; ``"criterion"`` on one column (a series, where
+        score (``"stacking"``, Yao et al. 2018). ``"auto"``: ``"stacking"``
+        with two or more columns; ``"criterion"`` on one column (a series, where
         leaving one point out rewards interpolating between neighbours) and
         with the sparse approximation (no leave-one-out predictive).
         ``finalists_`` lists the finalists with their scores.

@@ -158,7 +158,10 @@ def _finalist_text(estimator, names, n_rows, chosen, target_class=None):
         composite = [i for i in rows if not table["baseline"][i]]
         what = ("One ARD kernel (an SE over all columns, one lengthscale each)" if isinstance(chosen, Product)
                 else "The additive kernel (one SE per column)")
-        if composite:
+        if composite and table["weight"][chosen_row] < 1.0:
+            lines.append(f"{what} carries the largest weight: the held-out rows favour it over every composite "
+                         "structure, which only refine its predictions.")
+        elif composite:
             lines.append(f"{what} predicted held-out rows better than every composite structure of the search.")
     return "\n\n" + "\n".join(lines)
 

@@ -237,7 +237,7 @@ def test_verbose_prints_one_line_per_depth(additive_interaction_data, capsys):
     assert len(depths) == len(model.search_path_)
     assert "depth 1" in depths[0] and "bic=" in depths[0] and "candidates" in depths[0]
     # then one line on the finalists: each with its criterion and held-out density, and the selected one
-    assert lines[-1].startswith("[skgpsearch] finalists (selected by loo: ")
+    assert lines[-1].startswith("[skgpsearch] finalists (selected by stacking: ")
     assert all(f"{s}  criterion=" in lines[-1] for s in model.finalists_["structure"])
 
 
@@ -457,9 +457,11 @@ def test_many_columns_screened_levels_use_every_relevant_column():
     screened = [i for i, s in enumerate(status) if s == "screened out"]
     assert screened, "levels with more than 6 children must be screened"
     assert all(model.search_results_["message"][i].startswith("screened out") for i in screened)
-    for depth in {model.search_results_["depth"][i] for i in range(len(status))}:
-        fitted = [i for i, s in enumerate(status) if s != "screened out" and model.search_results_["depth"][i] == depth]
-        assert len(fitted) <= 6
+    messages, depths = model.search_results_["message"], model.search_results_["depth"]
+    explored = [i for i, s in enumerate(status) if s != "screened out" and not messages[i].startswith("baseline")]
+    assert sum(messages[i].startswith("baseline") for i in range(len(status))) == 2  # finalists, not explored
+    for depth in set(depths):
+        assert sum(depths[i] == depth for i in explored) <= 6
     assert "screening out" in model.describe()
 
 
@@ -511,13 +513,13 @@ def interaction_fit():
     rng = np.random.default_rng(3)
     X = rng.uniform(-2, 2, size=(70, 3))
     y = np.sin(1.5 * X[:, 0]) * np.cos(X[:, 1]) * (1 + 0.5 * X[:, 2]) + 0.05 * rng.normal(size=70)
-    return cheap(base_kernels=("SE", "LIN"), max_depth=2, n_restarts=1).fit(X, y), X, y
+    return cheap(base_kernels=("SE", "LIN"), max_depth=2, n_restarts=1, selection="loo").fit(X, y), X, y
 
 
 def test_the_baselines_compete_as_finalists_and_held_out_prediction_selects(interaction_fit):
     model, X, y = interaction_fit
     table = model.finalists_
-    assert model.selection_ == "loo"  # the default on tabular data
+    assert model.selection_ == "loo"
     assert sum(table["baseline"]) == 2 and "SE(0) * SE(1) * SE(2)" in table["structure"]
     # the baselines are finalists only: the search expanded none of them
     assert not any(p in ("SE(0) * SE(1) * SE(2)", "SE(0) + SE(1) + SE(2)") for p in model.search_results_["parent"])
@@ -544,6 +546,6 @@ def test_selection_rules_and_their_errors(interaction_fit):
     assert one_column.selection_ == "criterion" and one_column.finalists_["loo_log_density"] == [None]
     with pytest.raises(ValueError, match="sparse approximation does not have"):
         cheap(approximation="sparse", selection="loo", n_inducing=10).fit(X, y)
-    stacked = cheap(base_kernels=("SE", "LIN"), selection="stacking").fit(X, y)
-    assert stacked.selection_ == "stacking" and stacked.model_weights_.sum() == pytest.approx(1.0)
+    stacked = cheap(base_kernels=("SE", "LIN")).fit(X, y)
+    assert stacked.selection_ == "stacking"  # the default on tabular data and stacked.model_weights_.sum() == pytest.approx(1.0)
     assert sum(w > 0 for w in stacked.finalists_["weight"]) == len(stacked.model_weights_)

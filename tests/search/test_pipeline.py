@@ -265,7 +265,7 @@ def test_stacking_selects_a_mixture_of_complementary_finalists():
 
 
 def test_resolve_selection():
-    assert resolve_selection("auto", has_loo=True, n_features=3) == "loo"
+    assert resolve_selection("auto", has_loo=True, n_features=3) == "stacking"
     assert resolve_selection("auto", has_loo=True, n_features=1) == "criterion"
     assert resolve_selection("auto", has_loo=False, n_features=3) == "criterion"
     assert resolve_selection("stacking", has_loo=True, n_features=1) == "stacking"
