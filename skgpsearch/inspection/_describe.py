@@ -159,8 +159,8 @@ def _finalist_text(estimator, names, n_rows, chosen, target_class=None):
         what = ("One ARD kernel (an SE over all columns, one lengthscale each)" if isinstance(chosen, Product)
                 else "The additive kernel (one SE per column)")
         if composite and table["weight"][chosen_row] < 1.0:
-            lines.append(f"{what} carries the largest weight: the held-out rows favour it over every composite "
-                         "structure, which only refine its predictions.")
+            lines.append(f"{what} carries the largest weight in the stacked prediction, above every composite "
+                         "structure of the search.")
         elif composite:
             lines.append(f"{what} predicted held-out rows better than every composite structure of the search.")
     return "\n\n" + "\n".join(lines)

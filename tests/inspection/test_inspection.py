@@ -4,6 +4,7 @@ import base64
 import re
 import subprocess
 import sys
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
@@ -27,7 +28,7 @@ from skgpsearch.inspection import (
     plot_search_path,
     write_report,
 )
-from skgpsearch.inspection._describe import IRRELEVANT_RELEVANCE, _ard_lines, describe_term
+from skgpsearch.inspection._describe import IRRELEVANT_RELEVANCE, _ard_lines, _finalist_text, describe_term
 from skgpsearch.grammar import FixedStructureGrammar
 from skgpsearch.kernels import from_kernel, to_kernel
 
@@ -453,3 +454,18 @@ def test_ard_sentence_needs_a_product_of_stationary_kernels_over_several_columns
 def test_classifier_description_reports_ard_relevances(interaction_classifier):
     model, _, _ = interaction_classifier  # SE(glucose) * SE(pedigree)
     assert "ARD relevances (column range / lengthscale) in SE(glucose) * SE(pedigree)" in model.describe()
+
+
+@pytest.mark.parametrize("weights, sentence", [
+    ([1.0, 0.0, 0.0], "predicted held-out rows better than every composite structure"),
+    ([0.7, 0.2, 0.1], "carries the largest weight in the stacked prediction"),
+])
+def test_finalist_text_says_when_a_baseline_wins(weights, sentence):
+    ard = parse("SE(0) * SE(1)")
+    table = {"structure": ["SE(0) * SE(1)", "SE(0) + LIN(1)", "SE(0) + SE(1)"], "criterion": [-10.0, -9.0, -12.0],
+             "loo_log_density": [-20.0, -22.0, -25.0], "weight": weights, "baseline": [True, False, True]}
+    text = _finalist_text(SimpleNamespace(finalists_=table), ["a", "b"], 40, ard)
+    assert "chosen among 3 finalists" in text and "One ARD kernel" in text and sentence in text
+    # a composite winner gets no baseline sentence
+    table["baseline"] = [False, False, True]
+    assert "One ARD kernel" not in _finalist_text(SimpleNamespace(finalists_=table), ["a", "b"], 40, ard)
