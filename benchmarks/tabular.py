@@ -62,17 +62,11 @@ from skgpsearch._search import BinaryClassificationModelFitter
 from skgpsearch._search._pipeline import resolve_selection, stacking_weights
 from skgpsearch.criteria import HyperPrior
 
+from classification_real import HEART_CODES  # the benchmarks folder is on sys.path when run as a script
+
 DATA = Path(__file__).resolve().parents[2] / "shared" / "datasets"
 RESULTS = Path(__file__).resolve().parent / "results" / "tabular.json"
 N_FOLDS = 10
-#: UCI codes of the Cleveland categorical attributes
-HEART_CODES = {
-    "gender": {"female": 0, "male": 1},
-    "chest pain": {"typical ang": 1, "atypical ang": 2, "non-anginal": 3, "asymptomatic": 4},
-    "rest ECG": {"normal": 0, "ST-T abnormal": 1, "left vent hypertrophy": 2},
-    "slope peak exc ST": {"upsloping": 1, "flat": 2, "downsloping": 3},
-    "thal": {"normal": 3, "fixed defect": 6, "reversable defect": 7},
-}
 CLASSIFICATION = ["breast449", "pima", "liver", "heart_cleveland", "breast_cancer", "wine"]
 REGRESSION = ["auto_mpg", "cpus", "mcycle", "diabetes"]
 RULES = ["today", "criterion", "map", "loo", "stacking", "stacking-2se", "pseudo-bma", "bma"]
