@@ -35,6 +35,7 @@ __all__ = [
     "SearchResult",
     "StructureSearch",
     "automatic_depth",
+    "merge_full_effort_refit",
     "run_search",
 ]
 
@@ -335,7 +336,7 @@ class StructureSearch:
             return
         refits = self.refine([(by_record[i], result.records[i]) for i in chosen])
         for i, refit in zip(chosen, refits):
-            result.records[i] = _refined(result.records[i], refit)
+            result.records[i] = merge_full_effort_refit(result.records[i], refit)
 
     def _rank(self, level, depth, result):
         """The level's usable records, best first (stable: ties keep the evaluation order)."""
@@ -387,7 +388,7 @@ class StructureSearch:
         return False
 
 
-def _refined(record: CandidateRecord, refit: CandidateRecord) -> CandidateRecord:
+def merge_full_effort_refit(record: CandidateRecord, refit: CandidateRecord) -> CandidateRecord:
     """``record`` after a full-effort refit: the refit's values when they are at least as good, and both costs."""
     kept = refit if refit.ok and refit.log_marginal_likelihood >= record.log_marginal_likelihood else record
     return dataclasses.replace(

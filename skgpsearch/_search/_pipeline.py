@@ -75,7 +75,7 @@ from .._engine._linalg import NumericalError
 from ..criteria import SelectionCriterion
 from ..grammar import Expr, Grammar
 from ._candidate_fitter import CandidateFitter
-from ._loop import SearchResult, SearchSettings, _refined, run_search
+from ._loop import SearchResult, SearchSettings, merge_full_effort_refit, run_search
 from ._progress import ProgressCallback
 from ._records import OK, CandidateRecord, candidate_seed
 
@@ -293,7 +293,7 @@ class SearchPipeline:
             return record
         refit = model_fitter.candidate_fitter(record.structure, X, y, candidate_seed(seed, record.structure),
                                               record.warm_state)
-        refined = _refined(record, refit)
+        refined = merge_full_effort_refit(record, refit)
         result.records[[i for i, r in enumerate(result.records) if r is record][0]] = refined
         if result.best is record:
             result.best_index = result.records.index(refined)
@@ -455,8 +455,9 @@ def resolve_selection(selection: str, has_loo: bool, n_features: int) -> str:
     ``"auto"`` is ``"stacking"`` for tabular data (two or more columns) where
     the engine gives leave-one-out densities (on ``benchmarks/tabular.py`` it
     predicted better than ``"loo"`` and ``"criterion"``); ``"criterion"`` on
-    one column and with the sparse approximation. On one ordered column (a series) leaving
-    one point out measures interpolation between its neighbours, which a
+    one column and with the sparse approximation. On one ordered column (a
+    series) leaving one point out measures interpolation between its
+    neighbours, which a
     short-lengthscale kernel wins: on Mauna Loa it preferred SE + LIN to
     SE + PER (BIC 64 nats lower, worse forecasts); the evidence judges the
     structure there.
