@@ -83,8 +83,8 @@ def _parser():
     discover.add_argument("--max-depth", type=int, default=None, metavar="N",
                           help="largest number of search steps (default: 3 regression, 6 classification)")
     discover.add_argument("--base-kernels", default=None, metavar="KINDS",
-                          help="comma-separated base kernels, e.g. SE,PER,LIN (default: SE,RQ,PER,LIN for "
-                          "regression, SE for classification)")
+                          help="comma-separated base kernels, e.g. SE,PER,LIN (default: regression SE,RQ,PER,LIN "
+                          "on one input column, SE,LIN on several; classification SE)")
     discover.add_argument("--changepoints", action="store_true",
                           help="regression: also search changepoints and change windows (CP, CW) on every column")
     discover.add_argument("--model-averaging", type=int, default=None, metavar="K",
@@ -202,9 +202,10 @@ def _discover(args):
             raise UsageError(f"--model-averaging must be at least 1, got {args.model_averaging}.")
         params["model_averaging"] = args.model_averaging
     if args.changepoints:
-        from .grammar import CompositionalGrammar
+        from .grammar import CompositionalGrammar, default_base_kernels
 
-        params["grammar"] = CompositionalGrammar(params.pop("base_kernels", None), change_operators=("CP", "CW"))
+        kinds = params.pop("base_kernels", None) or default_base_kernels("regression", len(features))
+        params["grammar"] = CompositionalGrammar(kinds, change_operators=("CP", "CW"))
     model = estimator_class(**params)
     X = _frame(X, features)
     print(f"{args.data}: {len(y)} rows, {len(features)} features; {task} of {args.target!r} ({reason}).")

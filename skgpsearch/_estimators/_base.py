@@ -113,15 +113,19 @@ class StructureSearchMixin:
         if self.n_jobs == 0:
             raise ValueError("n_jobs == 0 has no meaning; use None or 1 for sequential fits, -1 for all cores.")
 
-    def _grammar(self) -> Grammar:
+    def _grammar(self, n_features: int) -> Grammar:
         """The grammar: the instance given, or the named one over ``base_kernels``.
 
-        A Grammar instance brings its own base kernels; non-default
-        ``base_kernels`` next to one are ignored, with a warning.
+        ``base_kernels="auto"`` takes the task's defaults for ``n_features``
+        columns (:func:`skgpsearch.grammar.default_base_kernels`). A Grammar
+        instance brings its own base kernels; explicit ``base_kernels`` that
+        differ from the defaults are ignored next to one, with a warning.
         """
-        names = base_kernel_names(self.base_kernels)
+        defaults = default_base_kernels(self._task, n_features)
+        auto = isinstance(self.base_kernels, str) and self.base_kernels == "auto"
+        names = defaults if auto else base_kernel_names(self.base_kernels)
         if isinstance(self.grammar, Grammar):
-            if names != default_base_kernels(self._task):
+            if names != defaults:
                 warnings.warn(
                     "base_kernels is ignored when grammar is a Grammar instance; set the grammar's "
                     "own base_kernels instead.",

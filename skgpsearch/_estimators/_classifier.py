@@ -297,7 +297,7 @@ class CompositionalGPClassifier(StructureSearchMixin, ClassifierMixin, BaseEstim
             )
         criterion = self._criterion()
         likelihood = classification_likelihood(self.likelihood)
-        grammar = self._grammar()
+        grammar = self._grammar(X.shape[1])
         summary = classification_summary(X, self.discrete_features)
         seed = self._base_seed()
         positives = [1] if self.classes_.size == 2 else list(range(self.classes_.size))

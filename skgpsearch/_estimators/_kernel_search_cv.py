@@ -62,8 +62,10 @@ class KernelSearchCV(BaseSearchCV):
     kernels : list of sklearn kernels, default=None
         Fixed candidates. ``None``: a grammar search.
     base_kernels : sequence of str or sklearn kernels, default=None
-        Base kernels of the grammar (each on every input column): default
-        ``("SE", "RQ", "PER", "LIN")`` for regressors, ``("SE",)`` for classifiers.
+        Base kernels of the grammar (each on every input column). ``None``:
+        those of :func:`skgpsearch.grammar.default_base_kernels` -- for
+        regressors ``("SE", "RQ", "PER", "LIN")`` on one input column and
+        ``("SE", "LIN")`` on two or more; for classifiers ``("SE",)``.
     grammar : {"compositional", "sum_of_products"} or Grammar, default=None
         Default: compositional for regressors, sum-of-products for classifiers.
     scoring : str, callable, list, tuple or dict, default=None
@@ -308,7 +310,7 @@ class KernelSearchCV(BaseSearchCV):
         targets = np.asarray(y, dtype=float) if regression and y is not None else None
         # (the variance of every output together: a (n, 1) target gives the same defaults as (n,))
         summary = DataSummary.from_data(Xt, None if targets is None else targets.ravel())
-        grammar = self._grammar(regression)
+        grammar = self._grammar(regression, n_features)
         key = "mean_test_score"
         if isinstance(self._translated_scoring(), dict):
             if not isinstance(self.refit, str):
@@ -384,11 +386,11 @@ class KernelSearchCV(BaseSearchCV):
     def _is_regression(self):
         return is_regressor(self._gp_step()) and not is_classifier(self._gp_step())
 
-    def _grammar(self, regression):
+    def _grammar(self, regression, n_features):
         if isinstance(self.grammar, Grammar):
             return self.grammar
         task = "regression" if regression else "classification"
-        base = default_base_kernels(task) if self.base_kernels is None else self.base_kernels
+        base = default_base_kernels(task, n_features) if self.base_kernels is None else self.base_kernels
         return get_grammar(self.grammar or default_grammar(task), base_kernels=base_kernel_names(base))
 
     def __sklearn_tags__(self):

@@ -41,13 +41,19 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
 
     Parameters
     ----------
-    base_kernels : sequence of str or sklearn kernels, default=("SE", "RQ", "PER", "LIN")
+    base_kernels : "auto", sequence of str or sklearn kernels, default="auto"
         Base kernels of the grammar, by catalogue name (``SE``, ``RQ``,
         ``PER``, ``LIN``, ``M12``, ``M32``, ``M52``, ``C``, ``WN``) or as
         scikit-learn kernels with a catalogue counterpart (``RBF``,
         ``Matern`` with nu in {0.5, 1.5, 2.5}, ``RationalQuadratic``,
         ``ExpSineSquared``, ``ConstantKernel``, ``WhiteKernel``). Each is
-        tried on every input column. Ignored when ``grammar`` is a
+        tried on every input column. ``"auto"``: ``("SE", "RQ", "PER",
+        "LIN")`` for one input column (a time series or a 1-D function),
+        ``("SE", "LIN")`` for two or more (a table), where periodic and
+        rational-quadratic kernels on every column made the search several
+        times slower and predicted worse on the tabular benchmarks; for a
+        time column among others, list the kernels or give a grammar with
+        ``kernels_per_column``. Ignored when ``grammar`` is a
         :class:`~skgpsearch.grammar.Grammar` instance.
     grammar : {"compositional", "sum_of_products"} or Grammar, default="compositional"
         Expansion operators: the compositional grammar of Duvenaud et al.
@@ -280,7 +286,7 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
 
     def __init__(
         self,
-        base_kernels: BaseKernels = ("SE", "RQ", "PER", "LIN"),
+        base_kernels: BaseKernels = "auto",
         *,
         grammar: str | Grammar = "compositional",
         criterion: CriterionLike = "bic",
@@ -349,7 +355,7 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
         # the model keeps the training data: never share the caller's arrays
         X, y = X.copy(), y.copy()
         self._check_n_jobs()
-        grammar = self._grammar()
+        grammar = self._grammar(X.shape[1])
         criterion = self._criterion()
         fitter = self._model_fitter(X, y, criterion, make_estimator=CandidateEstimator(self._unfitted_copy(), X, y))
         outcome = self._run_pipeline(fitter, grammar, criterion, self._base_seed())

@@ -81,7 +81,7 @@ def compare_with_random_forest(
         refit = "search"
     gp = clone(estimator)
     if refit == "structure":
-        defaults = {"base_kernels": default_base_kernels("classification" if classification else "regression")}
+        defaults = {"base_kernels": "auto" if not classification else default_base_kernels("classification")}
         gp.set_params(grammar=FixedStructureGrammar(estimator.structure_), max_depth=1, verbose=0, **defaults)
     else:
         gp.set_params(verbose=0)

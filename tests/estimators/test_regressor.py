@@ -273,6 +273,20 @@ def test_sklearn_kernel_instances_as_base_kernels(additive_interaction_data):
         cheap(base_kernels=[RBF() + RBF()]).fit(X[:50], y[:50])
 
 
+def test_automatic_base_kernels_depend_on_the_columns(additive_interaction_data):
+    X, y = additive_interaction_data
+    kinds = lambda model: {parse(s).leaves[0].name for s, d in zip(model.search_results_["structure"],
+                                                                    model.search_results_["depth"]) if d == 1}
+    table = CompositionalGPRegressor(max_depth=1, n_restarts=0, random_state=0).fit(X[:60], y[:60])
+    series = CompositionalGPRegressor(max_depth=1, n_restarts=0, random_state=0).fit(X[:60, :1], y[:60])
+    assert kinds(table) == {"SE", "LIN"} and kinds(series) == {"SE", "RQ", "PER", "LIN"}
+    # explicit kernels are kept on a table, and a Grammar instance next to them warns that they are ignored
+    explicit = CompositionalGPRegressor(base_kernels=("SE", "PER"), max_depth=1, n_restarts=0, random_state=0)
+    assert kinds(explicit.fit(X[:60], y[:60])) == {"SE", "PER"}
+    with pytest.warns(UserWarning, match="base_kernels is ignored"):
+        explicit.set_params(grammar=SumOfProductsGrammar()).fit(X[:40], y[:40])
+
+
 # -- bad input ------------------------------------------------------------------------------
 
 
