@@ -81,7 +81,8 @@ def _parser():
                           help="model-selection criterion (default: bic for regression, bic_light for "
                           f"classification; known: {', '.join(criterion_names())})")
     discover.add_argument("--max-depth", type=int, default=None, metavar="N",
-                          help="largest number of search steps (default: 3 regression, 6 classification)")
+                          help="largest number of search steps (default: regression 2 + the number of input "
+                          "columns, from 3 to 10; classification 6)")
     discover.add_argument("--base-kernels", default=None, metavar="KINDS",
                           help="comma-separated base kernels, e.g. SE,PER,LIN (default: regression SE,RQ,PER,LIN "
                           "on one input column, SE,LIN on several; classification SE)")
@@ -208,7 +209,8 @@ def _discover(args):
         params["grammar"] = CompositionalGrammar(kinds, change_operators=("CP", "CW"))
     model = estimator_class(**params)
     X = _frame(X, features)
-    print(f"{args.data}: {len(y)} rows, {len(features)} features; {task} of {args.target!r} ({reason}).")
+    print(f"{args.data}: {len(y)} rows, {len(features)} feature{'s' if len(features) != 1 else ''}; "
+          f"{task} of {args.target!r} ({reason}).")
     try:
         seconds = _fit(model, X, y, quiet=args.quiet)
     except ValueError as error:
@@ -352,12 +354,11 @@ def _check_report_path(path):
     if path.is_dir():
         raise UsageError(f"the report path {str(path)!r} is a directory; give a file name ending in .html or .md.")
     folder = path.parent
-    while not folder.exists() and folder != folder.parent:
-        folder = folder.parent
-    if not folder.is_dir():
+    if folder.exists() and not folder.is_dir():
         raise UsageError(f"cannot write the report to {str(path)!r}: {str(folder)!r} is not a directory.")
-    # the report writer creates missing folders; what must be writable is the deepest existing one,
-    # or the file itself when it exists
+    if not folder.exists():
+        raise UsageError(f"cannot write the report to {str(path)!r}: the folder {str(folder)!r} does not exist; "
+                         "create it first or choose another path.")
     target = path if path.exists() else folder
     if not os.access(target, os.W_OK):
         raise UsageError(f"cannot write the report to {str(path)!r}: {str(target)!r} is not writable.")

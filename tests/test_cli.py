@@ -48,6 +48,7 @@ def test_module_entry_point_prints_the_version():
 
 def test_discover_regression_with_markdown_report(regression_csv, tmp_path, capsys):
     report = tmp_path / "r" / "wave.md"
+    report.parent.mkdir()
     code, out, err = run(capsys, "discover", regression_csv, "--target", "y", "--max-depth", "2",
                          "--base-kernels", "SE,LIN", "--report", report, "--n-jobs", "1")
     assert code == 0, err
@@ -161,6 +162,10 @@ def test_paths_are_checked_before_the_search(tmp_path, capsys):
     (tmp_path / "dir.html").mkdir()
     code, _, err = run(capsys, "discover", data, "--target", "y", "--report", tmp_path / "dir.html", "--quiet")
     assert "is a directory; give a file name" in one_line_error(code, err)
+    # a missing folder is a typo more often than a wish: refused before the search, not created
+    code, out, err = run(capsys, "discover", data, "--target", "y", "--report", tmp_path / "no" / "r.md", "--quiet")
+    assert "the folder" in one_line_error(code, err) and "does not exist" in err and "rows" not in out
+    assert not (tmp_path / "no").exists()
 
 
 def test_no_command_prints_help(capsys):

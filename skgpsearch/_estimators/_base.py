@@ -12,6 +12,7 @@ from sklearn.base import clone
 from sklearn.gaussian_process.kernels import Kernel
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import validate_data
 
 from .._search import _pipeline
 from .._search import (
@@ -27,7 +28,8 @@ from ..criteria import SelectionCriterion, check_criterion_task, get_criterion
 from ..grammar import Grammar, default_base_kernels, get_grammar, get_kind, grammar_names
 from ..kernels import from_kernel
 
-__all__ = ["BaseKernels", "CandidateEstimator", "CriterionLike", "RandomStateLike", "StructureSearchMixin", "base_kernel_names"]
+__all__ = ["BaseKernels", "CandidateEstimator", "CriterionLike", "RandomStateLike", "StructureSearchMixin",
+           "base_kernel_names", "validate_numeric_data"]
 
 #: Base kernels by catalogue name or as scikit-learn kernels, one or several.
 BaseKernels = str | Kernel | Sequence[str | Kernel]
@@ -60,6 +62,44 @@ def base_kernel_names(base_kernels: BaseKernels) -> tuple[str, ...]:
     if not names:
         raise ValueError("base_kernels is empty.")
     return tuple(dict.fromkeys(names))
+
+
+def validate_numeric_data(estimator: Any, X: Any, y: Any = "no_validation", **kwargs: Any) -> Any:
+    """``validate_data`` whose error for a non-numeric column names the column and says to encode it.
+
+    numpy's own message ("could not convert string to float: 'a'") does not
+    say which column; the column is named as in a DataFrame, else by index.
+    """
+    try:
+        return validate_data(estimator, X, y, dtype=np.float64, **kwargs)
+    except ValueError as error:
+        if "could not convert" not in str(error):
+            raise
+        column, value = _first_non_numeric(X)
+        if column is None:
+            raise
+        raise ValueError(
+            f"Column {column!r} of X is not numeric (it holds {value!r}); a Gaussian process needs numbers: "
+            "encode it first, e.g. with sklearn.preprocessing.OneHotEncoder or OrdinalEncoder in a Pipeline."
+        ) from None
+
+
+def _first_non_numeric(X: Any) -> tuple[Any, Any]:
+    """(name or index, value) of the first column with a value that is not a number; (None, None) if none."""
+    names = list(X.columns) if hasattr(X, "columns") else None
+    table = np.asarray(X, dtype=object)
+    if table.ndim != 2:
+        return None, None
+    for j in range(table.shape[1]):
+        try:
+            table[:, j].astype(np.float64)
+        except (TypeError, ValueError):
+            for value in table[:, j]:  # (the error path only: find the value to show)
+                try:
+                    float(value)
+                except (TypeError, ValueError):
+                    return (names[j] if names is not None else j), value
+    return None, None
 
 
 #: Constraints of the grammar-related parameters (also used by KernelSearchCV).

@@ -11,7 +11,7 @@ from numpy.typing import ArrayLike
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from .._search import (
     BinaryClassificationModelFitter,
@@ -27,7 +27,7 @@ from .._search import (
 )
 from ..grammar import Grammar
 from ..inspection import ClassificationView, Decomposition, decompose, describe
-from ._base import BaseKernels, CriterionLike, RandomStateLike, StructureSearchMixin
+from ._base import BaseKernels, CriterionLike, RandomStateLike, StructureSearchMixin, validate_numeric_data
 
 __all__ = ["CompositionalGPClassifier"]
 
@@ -293,7 +293,7 @@ class CompositionalGPClassifier(StructureSearchMixin, ClassifierMixin, BaseEstim
         self.classes_, y_index = np.unique(y, return_inverse=True)
         if self.classes_.size < 2:
             raise ValueError(
-                f"A classifier needs samples of at least 2 classes; the data has only class {self.classes_[0]!r}."
+                f"A classifier needs samples of at least 2 classes; the data has only class {self.classes_.tolist()[0]!r}."
             )
         criterion = self._criterion()
         likelihood = classification_likelihood(self.likelihood)
@@ -357,12 +357,12 @@ class CompositionalGPClassifier(StructureSearchMixin, ClassifierMixin, BaseEstim
     def _explanation_view(self) -> ClassificationView:
         """What :mod:`skgpsearch.inspection` reads from this model (see :class:`~skgpsearch.inspection.ClassificationView`)."""
         check_is_fitted(self)
-        return ClassificationView(classes=list(self.classes_), latent_models=list(self._binary_models))
+        return ClassificationView(classes=self.classes_.tolist(), latent_models=list(self._binary_models))
 
     # -- prediction ---------------------------------------------------------------
     def _binary_probabilities(self, X):
         check_is_fitted(self)
-        X = validate_data(self, X, reset=False, dtype=np.float64)
+        X = validate_numeric_data(self, X, reset=False)
         return np.column_stack([averaged_probability(m, X) for m in self._binary_models])
 
     def predict_proba(self, X: ArrayLike) -> np.ndarray:
@@ -400,7 +400,7 @@ class CompositionalGPClassifier(StructureSearchMixin, ClassifierMixin, BaseEstim
         log-odds of each one-vs-rest probability, shape (n_samples, n_classes).
         """
         check_is_fitted(self)
-        X = validate_data(self, X, reset=False, dtype=np.float64)
+        X = validate_numeric_data(self, X, reset=False)
         scores = np.column_stack([averaged_log_odds(m, X) for m in self._binary_models])
         return scores[:, 0] if scores.shape[1] == 1 else scores
 
@@ -435,7 +435,7 @@ class CompositionalGPClassifier(StructureSearchMixin, ClassifierMixin, BaseEstim
         (n_samples, n_classes) for one-vs-rest multi-class problems.
         """
         check_is_fitted(self)
-        X = validate_data(self, X, reset=False, dtype=np.float64)
+        X = validate_numeric_data(self, X, reset=False)
         means, sds = [], []
         for m in self._binary_models:
             mean, var = m.predict_latent(X, return_var=True)
@@ -453,7 +453,7 @@ class CompositionalGPClassifier(StructureSearchMixin, ClassifierMixin, BaseEstim
     def _criterion_parts(self, X, y):
         """(binary model, X, labels in {−1, +1}) per binary problem: what criteria score."""
         check_is_fitted(self)
-        X = validate_data(self, X, reset=False, dtype=np.float64)
+        X = validate_numeric_data(self, X, reset=False)
         y = np.asarray(y)
         if y.shape[0] != X.shape[0]:
             raise ValueError(f"X has {X.shape[0]} rows but y has {y.shape[0]} labels.")
@@ -470,14 +470,5 @@ class CompositionalGPClassifier(StructureSearchMixin, ClassifierMixin, BaseEstim
 
 
 def _validate_training_data(estimator, X, y):
-    """validate_data with a clear message for non-numeric features."""
-    try:
-        X, y = validate_data(estimator, X, y, ensure_min_samples=2, dtype=np.float64)
-    except ValueError as exc:
-        if "could not convert" in str(exc) or "convert" in str(exc) and "float" in str(exc):
-            raise ValueError(
-                "X must contain numeric features only; encode categorical columns first "
-                f"(e.g. with sklearn.preprocessing.OneHotEncoder or OrdinalEncoder). ({exc})"
-            ) from exc
-        raise
+    X, y = validate_numeric_data(estimator, X, y, ensure_min_samples=2)
     return X.copy(), y

@@ -11,7 +11,7 @@ from numpy.typing import ArrayLike
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from .._search import (
     RegressionModel,
@@ -25,7 +25,8 @@ from .._search import (
 from ..criteria import get_criterion
 from ..grammar import Grammar
 from ..inspection import Decomposition, RegressionView, decompose, describe
-from ._base import BaseKernels, CandidateEstimator, CriterionLike, RandomStateLike, StructureSearchMixin
+from ._base import (BaseKernels, CandidateEstimator, CriterionLike, RandomStateLike, StructureSearchMixin,
+                    validate_numeric_data)
 
 __all__ = ["CompositionalGPRegressor"]
 
@@ -351,7 +352,7 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
         self : object
         """
         self._validate_params()
-        X, y = validate_data(self, X, y, y_numeric=True, ensure_min_samples=2, dtype=np.float64)
+        X, y = validate_numeric_data(self, X, y, y_numeric=True, ensure_min_samples=2)
         # the model keeps the training data: never share the caller's arrays
         X, y = X.copy(), y.copy()
         self._check_n_jobs()
@@ -407,7 +408,7 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
         ``NumericalError`` when the structure cannot be fitted on (X, y).
         """
         check_is_fitted(self)
-        X, y = validate_data(self, X, y, reset=False, y_numeric=True, ensure_min_samples=2, dtype=np.float64)
+        X, y = validate_numeric_data(self, X, y, reset=False, y_numeric=True, ensure_min_samples=2)
         X, y = X.copy(), y.copy()
         model = self._unfitted_copy()
         fitted = model._model_fitter(X, y, get_criterion("lml")).refit(self.structure_, seed)
@@ -442,7 +443,7 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
         if return_std and return_cov:
             raise ValueError("At most one of return_std or return_cov can be requested.")
         check_is_fitted(self)
-        X = validate_data(self, X, reset=False, dtype=np.float64)
+        X = validate_numeric_data(self, X, reset=False)
         mean, spread = regression_mixture_moments(self._models, self.model_weights_, X, return_std, return_cov)
         return (mean, spread) if return_std or return_cov else mean
 
@@ -490,7 +491,7 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
     def log_marginal_likelihood_on(self, X: ArrayLike, y: ArrayLike) -> float:
         """log p(y | X) of other data under the fitted hyperparameters (no refit)."""
         check_is_fitted(self)
-        X = validate_data(self, X, reset=False, dtype=np.float64)
+        X = validate_numeric_data(self, X, reset=False)
         y = np.asarray(y, dtype=float).ravel()
         same_inputs = X is self.X_train_ or (X.shape == self.X_train_.shape and np.array_equal(X, self.X_train_))
         if same_inputs and y.shape == self.y_train_.shape and np.array_equal(y, self.y_train_):
@@ -513,7 +514,7 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
     def _fitted_objective(self, X: ArrayLike, y: ArrayLike):
         """(exact objective on X, y at the fitted kernel, fitted theta, shift to original units)."""
         check_is_fitted(self)
-        X = validate_data(self, X, reset=False, dtype=np.float64)
+        X = validate_numeric_data(self, X, reset=False)
         y = np.asarray(y, dtype=float).ravel()
         if y.shape[0] != X.shape[0]:
             raise ValueError(f"X has {X.shape[0]} rows but y has {y.shape[0]} values.")

@@ -10,7 +10,7 @@ from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.gaussian_process import GaussianProcessRegressor
 
-from skgpsearch import CompositionalGPRegressor
+from skgpsearch import CompositionalGPClassifier, CompositionalGPRegressor
 from skgpsearch.grammar import CompositionalGrammar, SumOfProductsGrammar, parse
 from skgpsearch.kernels import to_kernel
 
@@ -307,6 +307,20 @@ def test_non_finite_input_is_rejected(bad):
 def test_one_sample_is_rejected_with_a_clear_message():
     with pytest.raises(ValueError, match="1 sample"):
         cheap().fit([[1.0, 2.0]], [3.0])
+
+
+@pytest.mark.parametrize("estimator", [cheap(), CompositionalGPClassifier(max_depth=1, n_restarts=0)])
+def test_a_text_column_is_named_in_the_error(estimator):
+    pd = pytest.importorskip("pandas")
+    frame = pd.DataFrame({"age": [30.0, 41.0, 52.0, 63.0], "city": ["Bern", "Basel", "Bern", "Chur"]})
+    y = [0, 1, 0, 1]
+    with pytest.raises(ValueError, match=r"Column 'city' of X is not numeric \(it holds 'Bern'\).*OneHotEncoder"):
+        estimator.fit(frame, y)
+    with pytest.raises(ValueError, match=r"Column 1 of X is not numeric.*encode it"):
+        estimator.fit(frame.to_numpy(), y)
+    fitted = clone(estimator).fit(frame[["age"]].to_numpy(), y)
+    with pytest.raises(ValueError, match=r"Column 0 of X is not numeric \(it holds 'x'\)"):
+        fitted.predict(np.array([["x"]], dtype=object))
 
 
 def test_constant_target_gives_a_flat_model():
