@@ -85,7 +85,7 @@ def _parser():
                           "columns, from 3 to 10; classification 6)")
     discover.add_argument("--base-kernels", default=None, metavar="KINDS",
                           help="comma-separated base kernels, e.g. SE,PER,LIN (default: regression SE,RQ,PER,LIN "
-                          "on one input column, SE,LIN on several; classification SE)")
+                          "on one input column, SE on several; classification SE)")
     discover.add_argument("--changepoints", action="store_true",
                           help="regression: also search changepoints and change windows (CP, CW) on every column")
     discover.add_argument("--model-averaging", type=int, default=None, metavar="K",

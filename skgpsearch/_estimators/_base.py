@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import numbers
 import warnings
 from collections.abc import Callable, Sequence
@@ -158,14 +159,14 @@ class StructureSearchMixin:
 
         ``base_kernels="auto"`` takes the task's defaults for ``n_features``
         columns (:func:`skgpsearch.grammar.default_base_kernels`). A Grammar
-        instance brings its own base kernels; explicit ``base_kernels`` that
-        differ from the defaults are ignored next to one, with a warning.
+        instance brings its own base kernels; ``base_kernels`` set to other than
+        the estimator's default are ignored next to one, with a warning.
         """
-        defaults = default_base_kernels(self._task, n_features)
         auto = isinstance(self.base_kernels, str) and self.base_kernels == "auto"
-        names = defaults if auto else base_kernel_names(self.base_kernels)
+        names = default_base_kernels(self._task, n_features) if auto else base_kernel_names(self.base_kernels)
         if isinstance(self.grammar, Grammar):
-            if names != defaults:
+            declared = inspect.signature(type(self).__init__).parameters["base_kernels"].default
+            if not auto and (isinstance(declared, str) or names != base_kernel_names(declared)):
                 warnings.warn(
                     "base_kernels is ignored when grammar is a Grammar instance; set the grammar's "
                     "own base_kernels instead.",

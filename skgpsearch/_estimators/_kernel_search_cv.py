@@ -65,7 +65,7 @@ class KernelSearchCV(BaseSearchCV):
         Base kernels of the grammar (each on every input column). ``None``:
         those of :func:`skgpsearch.grammar.default_base_kernels` -- for
         regressors ``("SE", "RQ", "PER", "LIN")`` on one input column and
-        ``("SE", "LIN")`` on two or more; for classifiers ``("SE",)``.
+        ``("SE",)`` on two or more; for classifiers ``("SE",)``.
     grammar : {"compositional", "sum_of_products"} or Grammar, default=None
         Default: compositional for regressors, sum-of-products for classifiers.
     scoring : str, callable, list, tuple or dict, default=None

@@ -50,10 +50,13 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
         ``ExpSineSquared``, ``ConstantKernel``, ``WhiteKernel``). Each is
         tried on every input column. ``"auto"``: ``("SE", "RQ", "PER",
         "LIN")`` for one input column (a time series or a 1-D function),
-        ``("SE", "LIN")`` for two or more (a table), where periodic and
-        rational-quadratic kernels on every column made the search several
-        times slower and predicted worse on the tabular benchmarks; for a
-        time column among others, list the kernels or give a grammar with
+        ``("SE",)`` for two or more (a table): sums and products of SE
+        kernels on column subsets, an additive model with interactions. On
+        the tabular benchmarks periodic and rational-quadratic kernels on
+        every column made the search several times slower and predicted
+        worse, and products of LIN kernels (polynomials) extrapolated without
+        bound to test rows beyond the training range. For a time column
+        among others, list the kernels or give a grammar with
         ``kernels_per_column``. Ignored when ``grammar`` is a
         :class:`~skgpsearch.grammar.Grammar` instance.
     grammar : {"compositional", "sum_of_products"} or Grammar, default="compositional"
