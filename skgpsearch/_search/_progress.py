@@ -86,7 +86,7 @@ def print_progress(file: TextIO | None = None) -> ProgressCallback:
         cost = f", {event.n_evaluations} likelihood evaluations of {rows:.0f} rows" if event.n_evaluations else ""
         print(
             f"[skgpsearch] depth {event.depth}: best {best_text}  {event.criterion_name}={score:.3f}  "
-            f"({event.n_candidates} candidates, {event.n_failed} failed{screened_text}{cost}, {event.elapsed:.1f} s"
+            f"({event.n_candidates} candidate{'' if event.n_candidates == 1 else 's'}, {event.n_failed} failed{screened_text}{cost}; {event.elapsed:.1f} s since the start"
             f"{'' if event.time_left is None else f', {event.time_left:.1f} s left'})",
             file=file,
             flush=True,
