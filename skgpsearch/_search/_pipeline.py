@@ -457,8 +457,7 @@ def resolve_selection(selection: str, has_loo: bool, n_features: int) -> str:
     predicted better than ``"loo"`` and ``"criterion"``); ``"criterion"`` on
     one column and with the sparse approximation. On one ordered column (a
     series) leaving one point out measures interpolation between its
-    neighbours, which a
-    short-lengthscale kernel wins: on Mauna Loa it preferred SE + LIN to
+    neighbours, which a short-lengthscale kernel wins: on Mauna Loa it preferred SE + LIN to
     SE + PER (BIC 64 nats lower, worse forecasts); the evidence judges the
     structure there.
 

@@ -84,10 +84,11 @@ def print_progress(file: TextIO | None = None) -> ProgressCallback:
         screened_text = f", {event.n_screened} more screened out" if event.n_screened else ""
         rows = event.evaluated_rows / event.n_evaluations if event.n_evaluations else 0
         cost = f", {event.n_evaluations} likelihood evaluations of {rows:.0f} rows" if event.n_evaluations else ""
+        candidates = f"{event.n_candidates} candidate{'' if event.n_candidates == 1 else 's'}"
+        left = "" if event.time_left is None else f", {event.time_left:.1f} s left"
         print(
             f"[skgpsearch] depth {event.depth}: best {best_text}  {event.criterion_name}={score:.3f}  "
-            f"({event.n_candidates} candidate{'' if event.n_candidates == 1 else 's'}, {event.n_failed} failed{screened_text}{cost}; {event.elapsed:.1f} s since the start"
-            f"{'' if event.time_left is None else f', {event.time_left:.1f} s left'})",
+            f"({candidates}, {event.n_failed} failed{screened_text}{cost}; {event.elapsed:.1f} s since the start{left})",
             file=file,
             flush=True,
         )

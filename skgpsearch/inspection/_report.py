@@ -19,7 +19,7 @@ from sklearn.metrics import accuracy_score, log_loss, mean_squared_error, r2_sco
 from sklearn.model_selection import BaseCrossValidator, KFold, StratifiedKFold, check_cv
 from sklearn.utils.validation import check_is_fitted
 
-from ..grammar import FixedStructureGrammar, default_base_kernels
+from ..grammar import FixedStructureGrammar
 from ._decompose import feature_names_of, structure_text
 from ._describe import _with_names, describe
 
@@ -81,8 +81,10 @@ def compare_with_random_forest(
         refit = "search"
     gp = clone(estimator)
     if refit == "structure":
-        defaults = {"base_kernels": "auto" if not classification else default_base_kernels("classification")}
-        gp.set_params(grammar=FixedStructureGrammar(estimator.structure_), max_depth=1, verbose=0, **defaults)
+        # the estimator's own default base kernels: the fixed grammar brings the kernels, and no warning is due
+        default_kernels = type(estimator)().get_params()["base_kernels"]
+        gp.set_params(grammar=FixedStructureGrammar(estimator.structure_), max_depth=1, verbose=0,
+                      base_kernels=default_kernels)
     else:
         gp.set_params(verbose=0)
     # imported here: sklearn.ensemble is heavy, and most users never build a report
