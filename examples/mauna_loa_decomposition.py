@@ -18,11 +18,12 @@ from skgpsearch import CompositionalGPRegressor
 from skgpsearch.datasets import load_mauna_loa
 
 
-def main(folder="mauna_loa_figures", n_train=240, n_forecast=24):
+def main(folder="mauna_loa_figures", n_train=240, n_forecast=24, n_jobs=-1):
+    """Search on ``n_train`` months, explain them and the next ``n_forecast``; figures go to ``folder``."""
     X, y = load_mauna_loa(return_X_y=True, n_samples=n_train + n_forecast)
     X_train, y_train, X_future = X[:n_train], y[:n_train], X[n_train:]
     model = CompositionalGPRegressor(
-        base_kernels=("SE", "RQ", "PER", "LIN"), criterion="bic", max_depth=3, n_jobs=2, random_state=0
+        base_kernels=("SE", "RQ", "PER", "LIN"), criterion="bic", max_depth=3, n_jobs=n_jobs, random_state=0
     ).fit(X_train, y_train)
 
     print(model.describe(feature_names=["year"], target_name="CO2"))
@@ -46,7 +47,9 @@ def main(folder="mauna_loa_figures", n_train=240, n_forecast=24):
     except ImportError:
         return
     try:
-        figures = [plot_fit(model, X_future, y[n_train:])] + plot_components(model) + [plot_search_path(model)]
+        figures = ([plot_fit(model, X_future, y[n_train:], feature_names=["year"], target_name="CO2 (ppm)")]
+                   + plot_components(model, feature_names=["year"], target_name="CO2 (ppm)")
+                   + [plot_search_path(model, feature_names=["year"])])
     except ImportError:
         print("(install matplotlib for the figures: pip install 'skgpsearch[plot]')")
         return

@@ -1,4 +1,4 @@
-"""The ``skgpsearch`` command line: ``skgpsearch demo`` and ``skgpsearch discover DATA.csv``.
+"""The ``skgpsearch`` command line: ``demo``, ``discover DATA.csv`` and ``predict MODEL DATA.csv``.
 
 Results go to stdout, search progress to stderr; errors are one line on stderr with
 exit status 2.
@@ -64,6 +64,7 @@ def _parser():
     )
     demo.add_argument("--report", default="skgpsearch-demo-report.html", metavar="PATH",
                       help="report file, .html or .md (default: %(default)s)")
+    demo.add_argument("--save-model", default=None, metavar="PATH", help=SAVE_MODEL_HELP)
     demo.add_argument("--n-jobs", type=int, default=2, metavar="N", help="parallel candidate fits (default: 2)")
     demo.add_argument("--random-state", type=int, default=0, metavar="N")
     demo.set_defaults(run=_demo)
@@ -94,12 +95,33 @@ def _parser():
                           help="regression: Student-t noise (robust to outliers) instead of Gaussian noise")
     discover.add_argument("--n-jobs", type=int, default=None, metavar="N", help="parallel candidate fits")
     discover.add_argument("--report", default=None, metavar="PATH", help="write a report (.html or .md)")
+    discover.add_argument("--save-model", default=None, metavar="PATH", help=SAVE_MODEL_HELP)
     discover.add_argument("--no-compare", action="store_true",
                           help="skip the cross-validated comparison with a RandomForest")
     discover.add_argument("--random-state", type=int, default=0, metavar="N")
     discover.add_argument("--quiet", action="store_true", help="no progress on stderr")
     discover.set_defaults(run=_discover)
+
+    predict = commands.add_parser(
+        "predict",
+        help="predict the rows of a CSV file with a model saved by --save-model",
+        description="Predict every row of a CSV file with a model saved by 'skgpsearch discover --save-model'. "
+        "The output is the input's columns followed by the predictions: for regression predicted_mean, "
+        "predicted_std (of the underlying function) and predicted_std_with_noise (of a new observation); "
+        "for classification predicted_class and one probability_<class> column per class. "
+        "Loading a model file runs code stored in it: load only files you trust.",
+    )
+    predict.add_argument("model", metavar="MODEL", help="a model file written by --save-model")
+    predict.add_argument("data", metavar="DATA.csv",
+                         help="CSV file with a header row and the model's feature columns (other columns are copied)")
+    predict.add_argument("--output", default=None, metavar="PATH",
+                         help="write the predictions to this CSV file (default: standard output)")
+    predict.set_defaults(run=_predict)
     return parser
+
+
+SAVE_MODEL_HELP = ("save the fitted model with joblib, for 'skgpsearch predict' or joblib.load "
+                   "(loading a model file runs code stored in it: load only files you trust)")
 
 
 # -- demo -----------------------------------------------------------------------------
@@ -110,6 +132,8 @@ def _demo(args):
     from .inspection import comparison_table
 
     _check_report_path(args.report)
+    if args.save_model:
+        _check_writable(args.save_model, "the model")
     n_train, n_forecast = 240, 24
     data = load_mauna_loa(n_samples=n_train + n_forecast)
     X, y = _frame(data.data, data.feature_names), data.target
@@ -137,6 +161,8 @@ def _demo(args):
           f"RandomForest {rf_rmse:.2f} ppm.")
     _write_report(model, X_train, y_train, args.report, comparison=comparison, target_name="CO2",
                   feature_names=names, title="skgpsearch demo: Mauna Loa CO2")
+    if args.save_model:
+        _save_model(model, args.save_model)
     return 0
 
 
@@ -152,6 +178,8 @@ def _discover(args):
 
     if args.report:
         _check_report_path(args.report)
+    if args.save_model:
+        _check_writable(args.save_model, "the model")
     header, columns = _read_csv(args.data)
     if args.target not in header:
         raise UsageError(
@@ -228,6 +256,8 @@ def _discover(args):
     if args.report:
         _write_report(model, X, y, args.report, comparison=comparison, compare=False, target_name=args.target,
                       feature_names=features, title=f"skgpsearch: {args.target} in {Path(args.data).name}")
+    if args.save_model:
+        _save_model(model, args.save_model)
     return 0
 
 
@@ -306,6 +336,104 @@ def _refuse_mostly_numeric(values):
         )
 
 
+# -- predict ----------------------------------------------------------------------------
+def _predict(args):
+    model = _load_model(args.model)
+    if args.output:
+        _check_writable(args.output, "the predictions")
+    header, columns = _read_csv(args.data)
+    names = _model_columns(model, header, args.data)
+    X = np.column_stack([_feature_column(columns[name], name, args.data) for name in names])
+    if len(X) == 0:
+        raise UsageError(f"{args.data} has no data rows.")
+    X = _frame(X, names) if hasattr(model, "feature_names_in_") else X
+    try:
+        names_out, values = _predictions(model, X)
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+    clashes = [name for name in names_out if name in header]
+    if clashes:
+        raise UsageError(f"{args.data} already has column(s) {', '.join(map(repr, clashes))}; rename them first.")
+    rows = [[columns[name][i] for name in header] + values[i] for i in range(len(X))]
+    if args.output:
+        try:
+            with open(args.output, "w", newline="", encoding="utf-8") as handle:
+                _write_rows(handle, header + names_out, rows)
+        except OSError as error:
+            raise UsageError(f"cannot write the predictions to {args.output!r}: {error.strerror or error}.") from None
+        print(f"{len(rows)} predictions written to {args.output}", file=sys.stderr)
+    else:
+        _write_rows(sys.stdout, header + names_out, rows)
+    return 0
+
+
+def _load_model(path):
+    import joblib
+
+    path = Path(path)
+    if not path.is_file():
+        raise UsageError(f"no such model file: {str(path)!r}.")
+    try:
+        model = joblib.load(path)
+    except Exception as error:  # a file of any other kind fails in many ways inside pickle
+        raise UsageError(f"{str(path)!r} is not a model file written by --save-model ({type(error).__name__}: "
+                         f"{error}).") from None
+    if not (hasattr(model, "predict") and hasattr(model, "n_features_in_")):
+        raise UsageError(f"{str(path)!r} does not hold a fitted model (it holds a {type(model).__name__}).")
+    return model
+
+
+def _model_columns(model, header, data):
+    """The CSV columns the model was fitted on: by name, or all columns when it was fitted without names."""
+    if hasattr(model, "feature_names_in_"):
+        names = [str(name) for name in model.feature_names_in_]
+        missing = [name for name in names if name not in header]
+        if missing:
+            raise UsageError(f"{data} lacks the model's feature column(s) {', '.join(map(repr, missing))}; "
+                             f"the model needs: {', '.join(names)}.")
+        return names
+    if len(header) != model.n_features_in_:
+        raise UsageError(f"the model was fitted without column names on {model.n_features_in_} column(s); "
+                         f"{data} has {len(header)}: give exactly the training feature columns, in their order.")
+    return header
+
+
+def _feature_column(values, name, data):
+    numbers = _numeric(values)
+    if numbers is None:
+        raise UsageError(f"the feature column {name!r} of {data} is not numeric; encode it as it was for training.")
+    bad = np.flatnonzero(~np.isfinite(numbers))
+    if bad.size:
+        lines = ", ".join(str(i + 2) for i in bad[:5])
+        raise UsageError(f"the feature column {name!r} of {data} has missing or infinite values "
+                         f"(line {lines}{', ...' if bad.size > 5 else ''}): fill or drop those rows first.")
+    return numbers
+
+
+def _predictions(model, X):
+    """Column names and one list of formatted values per row."""
+    if hasattr(model, "noise_variance_"):
+        mean, std = model.predict(X, return_std=True)
+        with_noise = np.sqrt(std**2 + model.noise_variance_)
+        columns = np.column_stack([mean, std, with_noise])
+        return (["predicted_mean", "predicted_std", "predicted_std_with_noise"],
+                [[repr(float(v)) for v in row] for row in columns])
+    labels = model.predict(X)
+    names = ["predicted_class"]
+    if hasattr(model, "predict_proba"):
+        probabilities = model.predict_proba(X)
+        names += [f"probability_{label}" for label in model.classes_.tolist()]
+        return names, [[str(label)] + [f"{p:.6g}" for p in row]
+                       for label, row in zip(labels.tolist(), probabilities)]
+    return names, [[str(label)] for label in labels.tolist()]
+
+
+def _write_rows(handle, header, rows):
+    writer = csv.writer(handle)
+    writer.writerow(header)
+    writer.writerows(rows)
+
+
 # -- shared -----------------------------------------------------------------------------
 def _frame(X, names):
     """A DataFrame (so the model learns the feature names) when pandas is installed."""
@@ -348,20 +476,35 @@ def _print_model(model, seconds, target_name, names):
 
 def _check_report_path(path):
     """Refuse a report path before the search, not after it: the suffix, and that the file can be written."""
-    path = Path(path)
-    if path.suffix.lower() not in (".html", ".htm", ".md"):
+    if Path(path).suffix.lower() not in (".html", ".htm", ".md"):
         raise UsageError(f"the report path must end in .html or .md, got {str(path)!r}.")
+    _check_writable(path, "the report")
+
+
+def _check_writable(path, what):
+    """Refuse an output path that cannot be written, before any work: a folder, or a missing or read-only folder."""
+    path = Path(path)
     if path.is_dir():
-        raise UsageError(f"the report path {str(path)!r} is a directory; give a file name ending in .html or .md.")
+        raise UsageError(f"the path for {what}, {str(path)!r}, is a directory; give a file name.")
     folder = path.parent
     if folder.exists() and not folder.is_dir():
-        raise UsageError(f"cannot write the report to {str(path)!r}: {str(folder)!r} is not a directory.")
+        raise UsageError(f"cannot write {what} to {str(path)!r}: {str(folder)!r} is not a directory.")
     if not folder.exists():
-        raise UsageError(f"cannot write the report to {str(path)!r}: the folder {str(folder)!r} does not exist; "
+        raise UsageError(f"cannot write {what} to {str(path)!r}: the folder {str(folder)!r} does not exist; "
                          "create it first or choose another path.")
     target = path if path.exists() else folder
     if not os.access(target, os.W_OK):
-        raise UsageError(f"cannot write the report to {str(path)!r}: {str(target)!r} is not writable.")
+        raise UsageError(f"cannot write {what} to {str(path)!r}: {str(target)!r} is not writable.")
+
+
+def _save_model(model, path):
+    import joblib
+
+    try:
+        joblib.dump(model, path)
+    except OSError as error:
+        raise UsageError(f"cannot write the model to {str(path)!r}: {error.strerror or error}.") from None
+    print(f"\nModel saved to {path} (predict with: skgpsearch predict {path} DATA.csv)")
 
 
 def _write_report(model, X, y, path, **options):

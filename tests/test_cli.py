@@ -168,9 +168,100 @@ def test_paths_are_checked_before_the_search(tmp_path, capsys):
     assert not (tmp_path / "no").exists()
 
 
+def read_csv_rows(text):
+    import csv
+    import io
+
+    rows = list(csv.reader(io.StringIO(text)))
+    return rows[0], rows[1:]
+
+
+def test_save_model_then_predict_new_rows(regression_csv, tmp_path, capsys):
+    model_path = tmp_path / "wave.joblib"
+    code, out, err = run(capsys, "discover", regression_csv, "--target", "y", "--max-depth", "1", "--base-kernels",
+                         "SE", "--no-compare", "--quiet", "--save-model", model_path)
+    assert code == 0, err
+    assert f"Model saved to {model_path}" in out
+    # new rows, in another column order, without the target; the model selects its columns by name
+    new = tmp_path / "new.csv"
+    grid = np.linspace(0.5, 5.5, 11)
+    new.write_text("z,x\n" + "\n".join(f"0.0,{x}" for x in grid) + "\n")
+    output = tmp_path / "predictions.csv"
+    code, out, err = run(capsys, "predict", model_path, new, "--output", output)
+    assert code == 0, err
+    assert "11 predictions written" in err
+    header, rows = read_csv_rows(output.read_text())
+    assert header == ["z", "x", "predicted_mean", "predicted_std", "predicted_std_with_noise"]
+    values = np.array(rows, dtype=float)
+    # the data are sin(2x) with noise sd 0.05: the saved model predicts them well inside the data
+    assert np.max(np.abs(values[:, 2] - np.sin(2 * grid))) < 0.15
+    assert np.all(values[:, 4] > values[:, 3]) and np.all(values[:, 4] > 0.03)
+    # the same model, loaded with joblib, predicts the same numbers
+    import joblib
+    import pandas as pd
+
+    model = joblib.load(model_path)
+    assert np.allclose(model.predict(pd.DataFrame({"x": grid, "z": 0.0})), values[:, 2])
+
+
+def test_predict_classes_to_standard_output(tmp_path, capsys):
+    rng = np.random.default_rng(1)
+    X = rng.uniform(-2, 2, size=(60, 2))
+    labels = np.where(X[:, 0] > 0, "sick", "healthy")
+    path = tmp_path / "c.csv"
+    path.write_text("a,b,status\n" + "\n".join(f"{a},{b},{c}" for (a, b), c in zip(X, labels)) + "\n")
+    model_path = tmp_path / "c.pkl"
+    code, _, err = run(capsys, "discover", path, "--target", "status", "--max-depth", "1", "--no-compare",
+                       "--quiet", "--save-model", model_path)
+    assert code == 0, err
+    code, out, err = run(capsys, "predict", model_path, path)
+    assert code == 0, err
+    header, rows = read_csv_rows(out)
+    assert header == ["a", "b", "status", "predicted_class", "probability_healthy", "probability_sick"]
+    proba = np.array([row[4:] for row in rows], dtype=float)
+    assert np.allclose(proba.sum(axis=1), 1.0, atol=1e-5)
+    predicted = np.array([row[3] for row in rows])
+    assert np.array_equal(predicted, np.where(proba[:, 1] > 0.5, "sick", "healthy"))
+    assert np.mean(predicted == labels) > 0.9
+
+
+def test_predict_refuses_bad_models_and_data(regression_csv, tmp_path, capsys):
+    import joblib
+
+    from skgpsearch import CompositionalGPRegressor
+
+    code, _, err = run(capsys, "predict", tmp_path / "none.joblib", regression_csv)
+    assert "no such model file" in one_line_error(code, err)
+    code, _, err = run(capsys, "predict", regression_csv, regression_csv)
+    assert "is not a model file written by --save-model" in one_line_error(code, err)
+    joblib.dump({"a": 1}, tmp_path / "dict.joblib")
+    code, _, err = run(capsys, "predict", tmp_path / "dict.joblib", regression_csv)
+    assert "does not hold a fitted model" in one_line_error(code, err)
+    # a model fitted on arrays has no column names: the CSV must hold exactly its columns
+    rng = np.random.default_rng(0)
+    X = rng.uniform(0, 6, size=(30, 2))
+    y = np.sin(X[:, 0]) + 0.1 * rng.normal(size=30)
+    model = CompositionalGPRegressor(base_kernels=("SE",), max_depth=1, random_state=0).fit(X, y)
+    joblib.dump(model, tmp_path / "array.joblib")
+    code, _, err = run(capsys, "predict", tmp_path / "array.joblib", regression_csv)
+    assert "fitted without column names on 2 column(s)" in one_line_error(code, err)
+    two = tmp_path / "two.csv"
+    two.write_text("p,q\n1.0,2.0\n3.0,\n")
+    code, _, err = run(capsys, "predict", tmp_path / "array.joblib", two)
+    assert "'q'" in one_line_error(code, err) and "missing or infinite values (line 3)" in err
+    two.write_text("p,q\n1.0,2.0\n3.0,4.0\n")
+    code, out, err = run(capsys, "predict", tmp_path / "array.joblib", two)
+    assert code == 0, err
+    assert np.allclose(np.array(read_csv_rows(out)[1], dtype=float)[:, 2], model.predict([[1.0, 2.0], [3.0, 4.0]]))
+    # a model path is checked before the search, as a report path is
+    code, out, err = run(capsys, "discover", regression_csv, "--target", "y", "--quiet",
+                         "--save-model", tmp_path / "no" / "m.joblib")
+    assert "cannot write the model" in one_line_error(code, err) and "rows" not in out
+
+
 def test_no_command_prints_help(capsys):
     code, out, _ = run(capsys)
-    assert code == 2 and "discover" in out and "demo" in out
+    assert code == 2 and "discover" in out and "demo" in out and "predict" in out
 
 
 @pytest.mark.slow

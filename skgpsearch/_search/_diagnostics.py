@@ -21,7 +21,7 @@ from sklearn.gaussian_process.kernels import Kernel, Sum
 from ..grammar import Expr
 from ..kernels import ActiveColumns, DataSummary, from_kernel, to_kernel
 
-__all__ = ["DegenerateOptimumWarning", "OutlierWarning", "diagnose", "warn_about_degenerate_optimum",
+__all__ = ["DegenerateOptimumWarning", "OutlierWarning", "advice_for", "diagnose", "warn_about_degenerate_optimum",
            "warn_about_outliers", "white_noise_term"]
 
 #: A parameter within this fraction of its (log-)range from a bound sits at that bound. L-BFGS-B
@@ -52,6 +52,38 @@ _CONSEQUENCES = {
     ("variance", "lower"): "the term contributes nothing",
     ("period", "upper"): "the period is longer than the data can show",
     ("period", "lower"): "the period is as short as the bounds allow and may alias the sampling",
+    ("alpha", "lower"): "the term mixes lengthscales over a very wide range",
+    ("alpha", "upper"): "the term behaves as an SE",
+}
+
+_INTERPOLATION_ADVICE = (
+    "For predictions: they reproduce the training rows and may wiggle between them, with error bars that are "
+    "too narrow. If the data are noisy, check the held-out error (cross_val_score, or compare_with_random_forest "
+    "in skgpsearch.inspection); a smaller max_depth or more rows usually ends it. For noise-free data "
+    "(a simulator) it is expected."
+)
+_HARMLESS_ADVICE = "Predictions are not affected; only the hyperparameter's value is not meaningful."
+#: What a finding means for the user's predictions and what to do, keyed by a phrase of the finding.
+_ADVICE = {
+    "may be interpolating noise": _INTERPOLATION_ADVICE,
+    "may be fitting noise": _INTERPOLATION_ADVICE,
+    "explains almost none of the data": (
+        "Predictions stay close to the target's mean: at this noise level the columns do not predict it. "
+        "Check the held-out error against a simple baseline."),
+    "nearly constant (or linear)": (
+        "Predictions are not affected; the term acts as a constant (or linear) function, and its lengthscale only "
+        "says 'longer than the data span'."),
+    "contributes nothing": "Predictions are not affected; a structure without the term predicts the same.",
+    "longer than the data can show": (
+        "The periodic term acts as a smooth trend: do not read its period as a cycle, nor expect it to repeat in "
+        "a forecast."),
+    "may alias the sampling": (
+        "Check the period against the spacing of the data; if no cycle is expected, leave PER out of "
+        "base_kernels."),
+    "a simpler structure says the same": "Predictions are not affected; the term acts as a constant.",
+    "mixes lengthscales over a very wide range": (
+        "Predictions are not affected; the term's lengthscale stands for a wide spread of scales, not one."),
+    "behaves as an SE": _HARMLESS_ADVICE,
 }
 
 
@@ -104,6 +136,15 @@ def warn_about_degenerate_optimum(diagnostics: list[str]) -> None:
             DegenerateOptimumWarning,
             stacklevel=3,
         )
+
+
+def advice_for(finding: str) -> str:
+    """What one finding of :func:`diagnose` means for predictions, and what to do about it."""
+    for phrase, advice in _ADVICE.items():
+        if phrase in finding:
+            return advice
+    return ("Predictions are usually not affected: the data do not pin this hyperparameter down. Check the "
+            "held-out error if in doubt.")
 
 
 def diagnose(kernel: Kernel, X: np.ndarray, noise: tuple[float, tuple[float, float]] | None = None) -> tuple[str, ...]:

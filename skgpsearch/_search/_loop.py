@@ -348,6 +348,7 @@ class StructureSearch:
 
     def _report(self, depth, level, level_best, result):
         elapsed = time.perf_counter() - self._start
+        previous = result.levels[-1]["elapsed"] if result.levels else 0.0
         best = None if level_best is None else result.records[level_best]
         at_depth = [r for r in result.records if r.depth == depth]
         n_evaluations = sum(r.n_evaluations for r in at_depth)
@@ -369,6 +370,7 @@ class StructureSearch:
                 n_failed=sum(result.records[i].status == FAILED for i in level),
                 n_screened=sum(r.status == SCREENED_OUT and r.depth == depth for r in result.records),
                 elapsed=elapsed,
+                level_seconds=elapsed - previous,
                 criterion_name=self.criterion_name,
                 feature_names=self.feature_names,
                 n_evaluations=n_evaluations,

@@ -409,7 +409,7 @@ class SearchPipeline:
                 weights = weights[keep] / weights[keep].sum()
         outcome = PipelineResult(exploration.result, chosen, weights, finalists.rows, list(records), selection)
         if self.settings.progress is not None:
-            self.settings.progress(_finalists_note(outcome, selection))
+            self.settings.progress(_finalists_note(outcome, selection, self.settings.feature_names))
         return outcome
 
     @staticmethod
@@ -514,18 +514,18 @@ def _level_bests(result: SearchResult) -> list[CandidateRecord]:
     return [bests[depth] for depth in sorted(bests)]
 
 
-def _finalists_note(outcome: PipelineResult, selection: str) -> str:
-    """One progress line: the finalists, their scores, and what was selected."""
+def _finalists_note(outcome: PipelineResult, selection: str, names: Sequence[str] | None = None) -> str:
+    """One progress line: the finalists (in column names), their scores, and what was selected."""
     weights = {id(r): w for r, w in zip(outcome.selected, outcome.weights)}
     parts = []
     for record in outcome.finalists:
-        text = f"{record.structure}  criterion={record.criterion:.3f}"
+        text = f"{record.structure.to_string(names)}  criterion={record.criterion:.3f}"
         if record.predictive_score is not None:
             text += f" loo={record.predictive_score:.3f}"
         if id(record) in weights and len(outcome.selected) > 1:
             text += f" weight={weights[id(record)]:.3f}"
         parts.append(text)
-    return f"finalists (selected by {selection}: {outcome.best.structure}): " + "; ".join(parts)
+    return f"finalists (selected by {selection}: {outcome.best.structure.to_string(names)}): " + "; ".join(parts)
 
 
 def stacking_weights(log_densities: np.ndarray, tol: float = 1e-10, max_iter: int = 10_000) -> np.ndarray:

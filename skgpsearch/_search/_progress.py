@@ -19,8 +19,8 @@ __all__ = ["LevelReport", "ProgressCallback", "print_progress", "progress_callba
 class LevelReport:
     """What the progress callback receives after each depth.
 
-    ``elapsed`` counts seconds since the search started; ``criterion_name``
-    and ``feature_names`` are for display.
+    ``elapsed`` counts seconds since the search started, ``level_seconds`` those
+    of this depth; ``criterion_name`` and ``feature_names`` are for display.
     """
 
     depth: int
@@ -31,6 +31,7 @@ class LevelReport:
     elapsed: float
     criterion_name: str = "criterion"
     feature_names: Sequence[str] | None = None
+    level_seconds: float | None = None
     #: Likelihood evaluations of the depth's candidates (screening included), and their rows summed.
     n_evaluations: int = 0
     evaluated_rows: int = 0
@@ -86,9 +87,10 @@ def print_progress(file: TextIO | None = None) -> ProgressCallback:
         cost = f", {event.n_evaluations} likelihood evaluations of {rows:.0f} rows" if event.n_evaluations else ""
         candidates = f"{event.n_candidates} candidate{'' if event.n_candidates == 1 else 's'}"
         left = "" if event.time_left is None else f", {event.time_left:.1f} s left"
+        this_depth = "" if event.level_seconds is None else f"{event.level_seconds:.1f} s for this depth, "
         print(
             f"[skgpsearch] depth {event.depth}: best {best_text}  {event.criterion_name}={score:.3f}  "
-            f"({candidates}, {event.n_failed} failed{screened_text}{cost}; {event.elapsed:.1f} s since the start{left})",
+            f"({candidates}, {event.n_failed} failed{screened_text}{cost}; {this_depth}{event.elapsed:.1f} s since the start{left})",
             file=file,
             flush=True,
         )

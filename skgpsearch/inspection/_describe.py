@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 from scipy.stats import t as student_t
 
+from .._search._diagnostics import advice_for
 from ..grammar import Base, Change, Expr, Product, parse
 from ._decompose import decompose, feature_names_of, position
 from ._views import ClassificationView, explanation_view
@@ -67,8 +68,13 @@ def describe(estimator: Any, feature_names: Sequence[str] | None = None, target_
       standard deviation ≈ 1.46).
     - A periodic component in `t` with period ≈ 1 and a nearly sinusoidal shape explains 20 % of
       the variance of the target (its posterior mean has standard deviation ≈ 0.703).
+    - The shares add up to 106 %, while the whole model's mean explains 100 % of the variance of the
+      target: each share counts one component alone, and over these data the components partly
+      cancel each other (negative covariances).
     - The remaining noise has standard deviation ≈ 0.00158 (0.0001 % of the variance).
-    - Caution: the noise variance is at its lower bound: the model may be interpolating noise.
+    - Units: the values above are in the target's units. The fitted `kernel_` is that of the ...
+    - Caution: the noise variance is at its lower bound: the model may be interpolating noise. For
+      predictions: they reproduce the training rows and may wiggle between them, ... it is expected.
     <BLANKLINE>
     The greedy search compared 6 candidate structures up to depth 2 (max_depth=2) under the
     criterion bic and stopped: max_depth reached. The runner-up, ..., scored ... lower.
@@ -102,10 +108,12 @@ def describe(estimator: Any, feature_names: Sequence[str] | None = None, target_
             f"{_percent(component.variance_share)} of the variance of {target} "
             f"(its posterior mean has standard deviation ≈ {_num(np.std(component.mean))})."
         )
+    lines += _shares_line(parts, "the target")
     lines += _ard_lines(getattr(estimator, "structure_", None), names, ranges)
     if hasattr(estimator, "structure_"):
         lines += _change_lines(estimator.structure_, names, ranges)
     lines.append(_noise_line(estimator, parts))
+    lines += _units_line(estimator)
     lines += _diagnostic_lines(estimator, names)
     weights = getattr(estimator, "model_weights_", None)
     if weights is not None and len(weights) > 1:
@@ -189,8 +197,9 @@ def _region_phrase(switch, names, ranges):
 
 
 def _diagnostic_lines(estimator, names):
-    """One caution per degenerate feature of the fitted optimum (the estimator's ``diagnostics_``)."""
-    return [f"- Caution: {_with_names(finding, names)}." for finding in getattr(estimator, "diagnostics_", None) or []]
+    """One caution per degenerate feature of the fitted optimum (the estimator's ``diagnostics_``), with its advice."""
+    return [f"- Caution: {_with_names(finding, names)}. {advice_for(finding)}"
+            for finding in getattr(estimator, "diagnostics_", None) or []]
 
 
 #: A kernel's column references in structure text: "SE(0" before ")" or "CP(2" before ",".
@@ -264,6 +273,31 @@ def _ard_lines(structure, names, ranges):
     return lines
 
 
+def _units_line(estimator):
+    """Which units ``kernel_`` speaks in, when it is not the target's (``normalize_y``)."""
+    scale = getattr(estimator, "_y_train_std", 1.0)
+    if not getattr(estimator, "normalize_y", False) or not hasattr(estimator, "kernel_") or scale == 1.0:
+        return []
+    return [f"- Units: the values above are in the target's units. The fitted `kernel_` is that of the standardised "
+            f"target (the target divided by its standard deviation {_num(scale)}): multiply its variances and "
+            f"noise by {_num(scale ** 2)} to compare; lengthscales and periods are the same."]
+
+
+def _shares_line(parts, of_what):
+    """Why the components' variance shares do not add up to the share of the whole model, when they do not."""
+    if len(parts) < 2 or parts.target_variance <= 0:
+        return []
+    total = sum(component.variance_share for component in parts)
+    whole = float(np.var(parts.mean) / parts.target_variance)
+    if total <= 1.005 and abs(total - whole) < 0.05:
+        return []
+    how = ("partly cancel each other (negative covariances)" if total > whole
+           else "move together (positive covariances)")
+    return [f"- The shares add up to {_percent(total)}, while the whole model's mean explains {_percent(whole)} of "
+            f"the variance of {of_what}: each share counts one component alone, and over these data the "
+            f"components {how}."]
+
+
 def _change_lines(structure, names, ranges):
     """One sentence per changepoint or change window of the structure, outermost first."""
     return [f"- The structure changes: {_change_phrase(node, names, ranges)}." for node in structure.changes]
@@ -279,14 +313,20 @@ def _describe_latent(model, view, target_class, names, ranges, positive):
             f"{_percent(component.variance_share)} of the variance of the latent function "
             f"(standard deviation ≈ {_num(np.std(component.mean))} on the {binary.likelihood.name} scale)."
         )
+    lines += _shares_line(parts, "the latent function")
     lines += _change_lines(binary.structure_, names, ranges)
     lines += _ard_lines(binary.structure_, names, ranges)
     lik_theta = binary.lik_theta
     baseline = float(binary.likelihood.predict_proba(np.array([parts.offset]), np.array([0.0]), lik_theta)[0])
-    lines.append(
-        f"- The probability of class '{positive}' is the {binary.likelihood.name} link of the latent "
-        f"function; its constant mean {_num(parts.offset)} alone gives a probability of {_percent(baseline)}."
-    )
+    link = (f"- The probability of class '{positive}' is the {binary.likelihood.name} link of the latent "
+            f"function; its constant mean {_num(parts.offset)}")
+    if 0.01 <= baseline <= 0.99:
+        lines.append(f"{link} alone gives a probability of {_percent(baseline)}.")
+    else:
+        # a mean far from 0 is offset by the components; its own probability (e.g. 1e-22) says nothing
+        side = "below 1 %" if baseline < 0.01 else "above 99 %"
+        lines.append(f"{link} alone would give a probability {side}; the components above move it back, so the "
+                     "mean is a reference level, not a base rate.")
     rate = binary.likelihood_params_.get("outlier_rate")
     if rate is not None:
         lines.append(f"- An estimated {_percent(rate)} of the training labels are treated as label noise (outliers).")

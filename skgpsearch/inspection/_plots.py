@@ -62,6 +62,7 @@ def plot_components(
     n_grid: int = 200,
     max_components: int | None = None,
     feature_names: Sequence[str] | None = None,
+    target_name: str | None = None,
 ) -> list[Figure]:
     """One figure per additive component of a fitted model.
 
@@ -82,6 +83,8 @@ def plot_components(
         Show only the largest components (by share of variance).
     feature_names : sequence of str, optional
         Column names for the labels; by default ``feature_names_in_``, else ``x0``, ``x1``, ...
+    target_name : str, optional
+        Name of a regressor's target for the axis labels (default "target").
 
     Returns
     -------
@@ -103,7 +106,7 @@ def plot_components(
     for index, component in enumerate(training.components[:max_components]):
         label = component.to_string(names, np.ptp(X_train, axis=0))
         title = f"{label}  ({100 * component.variance_share:.3g} % of the variance)"
-        unit = "latent f" if training.task == "classification" else "component"
+        unit = "latent f" if training.task == "classification" else f"component of {target_name or 'the target'}"
         columns = component.columns
         if len(columns) == 1:
             fig = _figure()
@@ -157,6 +160,7 @@ def plot_fit(
     *,
     n_grid: int = 400,
     feature_names: Sequence[str] | None = None,
+    target_name: str | None = None,
 ) -> Figure:
     """The full fit with the data.
 
@@ -173,6 +177,8 @@ def plot_fit(
         Extra data to show (the training data are always shown).
     n_grid : int, default=400
     feature_names : sequence of str, optional
+    target_name : str, optional
+        Name of a regressor's target for the axis labels (default "target").
 
     Returns
     -------
@@ -186,6 +192,7 @@ def plot_fit(
     if hasattr(estimator, "classes_"):
         return _reliability(estimator, X, y, fig, ax)
     y_train = estimator.y_train_
+    target = target_name or "target"
     if X_train.shape[1] == 1:
         low, high = X_train[:, 0].min(), X_train[:, 0].max()
         if X is not None:
@@ -200,7 +207,7 @@ def plot_fit(
         if X is not None and y is not None:
             ax.scatter(np.asarray(X, dtype=float).ravel(), y, s=8, c="C3", label="other data")
         ax.set_xlabel(names[0])
-        ax.set_ylabel("target")
+        ax.set_ylabel(target)
     else:
         mean, std = estimator.predict(_as_input(estimator, X_train), return_std=True)
         ax.errorbar(y_train, mean, yerr=2 * std, fmt="o", ms=3, alpha=0.5, label="training data")
@@ -209,8 +216,8 @@ def plot_fit(
             ax.errorbar(y, m, yerr=2 * s, fmt="o", ms=3, c="C3", alpha=0.6, label="other data")
         lims = [min(ax.get_xlim()[0], ax.get_ylim()[0]), max(ax.get_xlim()[1], ax.get_ylim()[1])]
         ax.plot(lims, lims, "k--", lw=1)
-        ax.set_xlabel("observed")
-        ax.set_ylabel("predicted (± 2 sd)")
+        ax.set_xlabel(f"observed {target}")
+        ax.set_ylabel(f"predicted {target} (± 2 sd)")
     ax.legend(loc="best", fontsize="small")
     ax.set_title(f"Fit of {estimator.structure_.to_string(names)}", fontsize="medium")
     return fig
@@ -265,11 +272,15 @@ def plot_search_path(estimator: Any, *, feature_names: Sequence[str] | None = No
         x = [lv["depth"] for lv in levels]
         best = [lv["best_criterion"] for lv in levels]
         ax.plot(x, best, "o-", label="best per depth" if group is None else f"class {group}: best per depth")
+        middle = (min(depths[ok]) + max(depths[ok])) / 2 if ok.any() else 0.0
         for depth, value, level in zip(x, best, levels):
             if level["best_structure"] is None:
                 continue
             text = parse(level["best_structure"]).to_string(feature_names_of(estimator, feature_names))
-            ax.annotate(text, (depth, value), textcoords="offset points", xytext=(4, 4), fontsize="x-small")
+            # labels right of the middle run leftwards, so the last depth's label stays inside the figure
+            right_half = depth > middle
+            ax.annotate(text, (depth, value), textcoords="offset points", xytext=(-4 if right_half else 4, 4),
+                        ha="right" if right_half else "left", fontsize="x-small")
     ax.set_xlabel("depth")
     criterion = estimator.criterion if isinstance(estimator.criterion, str) else "criterion"
     ax.set_ylabel(f"{criterion} (higher is better)")

@@ -19,6 +19,7 @@ from sklearn.metrics import accuracy_score, log_loss, mean_squared_error, r2_sco
 from sklearn.model_selection import BaseCrossValidator, KFold, StratifiedKFold, check_cv
 from sklearn.utils.validation import check_is_fitted
 
+from .._search._diagnostics import advice_for
 from ..grammar import FixedStructureGrammar
 from ._decompose import feature_names_of, structure_text
 from ._describe import _with_names, describe
@@ -211,9 +212,9 @@ def write_report(
     if findings:
         sections.append(("Degenerate optimum", "text",
                          "The chosen model's optimum has these degenerate features; its hyperparameters may not "
-                         "mean what they seem. " + " ".join(f"({i}) {_with_names(f, names)}." for i, f in
-                                                            enumerate(findings, 1))))
-    sections += _figure_sections(estimator, names)
+                         "mean what they seem. " + " ".join(f"({i}) {_with_names(f, names)}. {advice_for(f)}"
+                                                            for i, f in enumerate(findings, 1))))
+    sections += _figure_sections(estimator, names, target_name)
     finalists = _finalists_table(estimator, names)
     if finalists:
         sections.append(("Finalists", "table", finalists))
@@ -238,16 +239,16 @@ def write_report(
     return path
 
 
-def _figure_sections(estimator, names):
+def _figure_sections(estimator, names, target_name):
     import importlib.util
 
     if importlib.util.find_spec("matplotlib") is None:
         return [("Figures", "text", "Figures need matplotlib: pip install 'skgpsearch[plot]'.")]
     from ._plots import plot_components, plot_fit, plot_search_path
 
-    sections = [("Fit", "figure", plot_fit(estimator, feature_names=names))]
+    sections = [("Fit", "figure", plot_fit(estimator, feature_names=names, target_name=target_name))]
     if len(getattr(estimator, "classes_", [0, 1])) <= 2:
-        for figure in plot_components(estimator, feature_names=names):
+        for figure in plot_components(estimator, feature_names=names, target_name=target_name):
             sections.append(("Component", "figure", figure))
     sections.append(("Search path", "figure", plot_search_path(estimator, feature_names=names)))
     return sections

@@ -206,6 +206,27 @@ def test_description_of_an_additive_model(additive_regression):
     assert "under the criterion bic" in text and f"compared {len(model.search_results_['structure'])}" in text
 
 
+def test_shares_that_do_not_add_up_are_explained(additive_regression):
+    from skgpsearch.inspection._describe import _shares_line
+
+    model, _, _, _, _ = additive_regression
+    parts = model.decompose()
+    # even for an independent additive truth the two posterior means correlate over 120 rows; the
+    # line gives both sums, and the description carries it
+    total = sum(c.variance_share for c in parts)
+    whole = np.var(parts.mean) / np.var(model.y_train_)
+    (line,) = _shares_line(parts, "the target")
+    assert f"add up to {100 * total:.0f} %" in line and f"explains {100 * whole:.0f} %" in line
+    assert line in describe(model)
+    # two components that offset each other: shares 100 % and 25 %, the whole 25 %
+    x = np.linspace(-1, 1, len(parts.X))
+    parts.components[0].mean, parts.components[1].mean = x, -0.5 * x
+    parts.components[0].variance_share, parts.components[1].variance_share = 1.0, 0.25
+    parts.target_variance = float(np.var(x))
+    (line,) = _shares_line(parts, "the target")
+    assert "add up to 125 %" in line and "explains 25 %" in line and "cancel each other" in line
+
+
 def test_description_of_a_periodic_trend(periodic_regression):
     model, _, _ = periodic_regression
     text = model.describe(feature_names=["time"])
@@ -273,6 +294,26 @@ def test_plots_one_figure_per_component(additive_regression, interaction_classif
     (contour,) = plot_components(classifier)
     assert contour.axes[0].get_xlabel() == "glucose" and contour.axes[0].get_ylabel() == "pedigree"
     assert plot_fit(classifier).axes
+
+
+def test_plots_name_the_target_and_keep_labels_inside(additive_regression):
+    pytest.importorskip("matplotlib")
+    model, _, _, _, _ = additive_regression
+    assert plot_fit(model, target_name="power").axes[0].get_ylabel() == "predicted power (± 2 sd)"
+    assert plot_components(model, target_name="power")[0].axes[0].get_ylabel() == "component of power"
+    figure = plot_search_path(model, feature_names=["speed of the engine in revolutions per minute", "load on the engine shaft in kilonewton metres"])
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    canvas = FigureCanvasAgg(figure)
+    canvas.draw()
+    renderer = canvas.get_renderer()
+    # inside the plotting area: a label running past it is cut, or squeezes the axes to make room
+    area = figure.axes[0].get_window_extent(renderer)
+    labels = figure.axes[0].texts
+    assert len(labels) == 2
+    for label in labels:
+        extent = label.get_window_extent(renderer)
+        assert area.x0 <= extent.x0 and extent.x1 <= area.x1, label.get_text()
 
 
 def test_importing_the_package_does_not_import_matplotlib():
