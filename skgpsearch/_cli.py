@@ -244,7 +244,7 @@ def _discover(args):
     except ValueError as error:
         raise UsageError(str(error)) from None
     _print_model(model, seconds, target_name=args.target, names=features)
-    comparison = None
+    comparison = forecast = None
     if not args.no_compare:
         from .inspection import compare_with_random_forest
         from .inspection import comparison_table
@@ -253,12 +253,31 @@ def _discover(args):
         comparison = compare_with_random_forest(model, X, y, cv=5, random_state=args.random_state,
                                                 n_jobs=args.n_jobs, feature_names=features)
         print(comparison_table(comparison))
+        if task == "regression" and len(features) == 1:
+            forecast = _print_forecast(model, X, y, args, features)
     if args.report:
         _write_report(model, X, y, args.report, comparison=comparison, compare=False, target_name=args.target,
-                      feature_names=features, title=f"skgpsearch: {args.target} in {Path(args.data).name}")
+                      feature_names=features, title=f"skgpsearch: {args.target} in {Path(args.data).name}",
+                      forecast=False, forecast_result=forecast)
     if args.save_model:
         _save_model(model, args.save_model)
     return 0
+
+
+def _print_forecast(model, X, y, args, features):
+    """For a series: fit on its first 80 % in time, forecast the rest, beside simple forecasters."""
+    from .inspection import forecast_holdout, forecast_table
+
+    try:
+        forecast = forecast_holdout(model, X, y, random_state=args.random_state, n_jobs=args.n_jobs,
+                                    feature_names=features)
+    except ValueError as error:  # too short a series: the shuffled comparison stands alone
+        print(f"\n(No hold-out forecast: {error})")
+        return None
+    print(f"\nHold-out forecast: fitted on the first {forecast['n_train']} rows in the order of {features[0]!r}, "
+          f"forecasting the last {forecast['n_test']} (MNLP: mean negative log predictive density, lower is better):")
+    print(forecast_table(forecast))
+    return forecast
 
 
 def _read_csv(path):

@@ -60,6 +60,23 @@ def test_discover_regression_with_markdown_report(regression_csv, tmp_path, caps
     assert report.exists() and "## Comparison with a RandomForest" in report.read_text()
 
 
+def test_discover_forecasts_the_end_of_a_series(tmp_path, capsys):
+    t = np.arange(80) / 12
+    y = 0.5 * t + np.sin(2 * np.pi * t) + 0.05 * np.random.default_rng(0).normal(size=80)
+    path = tmp_path / "series.csv"
+    path.write_text("month,sales\n" + "\n".join(f"{a:.6f},{b:.6f}" for a, b in zip(t, y)) + "\n")
+    report = tmp_path / "series.md"
+    code, out, err = run(capsys, "discover", path, "--target", "sales", "--max-depth", "2", "--base-kernels",
+                         "PER,LIN", "--n-jobs", "1", "--quiet", "--report", report)
+    assert code == 0, err
+    assert "Hold-out forecast: fitted on the first 64 rows in the order of 'month', forecasting the last 16" in out
+    gp_rmse = float(re.search(r"\| GP [^|]* \| ([0-9.e-]+) \|", out).group(1))
+    line_rmse = float(re.search(r"\| straight line \(least squares\) \| ([0-9.e-]+) \|", out).group(1))
+    assert gp_rmse < 0.5 * line_rmse
+    text = report.read_text()
+    assert "## Hold-out forecast" in text and text.count("| straight line") == 1
+
+
 def test_discover_with_changepoints_and_model_averaging(tmp_path, capsys):
     rng = np.random.default_rng(3)
     t = np.linspace(2000.0, 2010.0, 90)

@@ -80,7 +80,9 @@ _ADVICE = {
     "may alias the sampling": (
         "Check the period against the spacing of the data; if no cycle is expected, leave PER out of "
         "base_kernels."),
-    "a simpler structure says the same": "Predictions are not affected; the term acts as a constant.",
+    "a simpler structure says the same": (
+        "Predictions are not affected; over the data the term is nearly constant, or with a large variance a "
+        "slow trend, and its lengthscale only says 'longer than the data span'."),
     "mixes lengthscales over a very wide range": (
         "Predictions are not affected; the term's lengthscale stands for a wide spread of scales, not one."),
     "behaves as an SE": _HARMLESS_ADVICE,

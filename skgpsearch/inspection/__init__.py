@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from ._decompose import Component, Decomposition, Switch, SwitchedKernel, additive_terms, decompose
 from ._describe import ard_relevances, describe
+from ._forecast import forecast_holdout, forecast_table, plot_forecast
 from ._plots import plot_components, plot_fit, plot_search_path
 from ._report import compare_with_random_forest, comparison_table, write_report
 from ._views import ClassificationView, LatentModel, RegressionView, explanation_view, sklearn_regression_view
@@ -27,8 +28,11 @@ __all__ = [
     "decompose",
     "describe",
     "explanation_view",
+    "forecast_holdout",
+    "forecast_table",
     "plot_components",
     "plot_fit",
+    "plot_forecast",
     "plot_search_path",
     "sklearn_regression_view",
     "write_report",

@@ -20,9 +20,9 @@ from sklearn.model_selection import BaseCrossValidator, KFold, StratifiedKFold, 
 from sklearn.utils.validation import check_is_fitted
 
 from .._search._diagnostics import advice_for
-from ..grammar import FixedStructureGrammar
 from ._decompose import feature_names_of, structure_text
 from ._describe import _with_names, describe
+from ._forecast import forecast_holdout, forecast_table, plot_forecast, refit_copy
 
 __all__ = ["compare_with_random_forest", "write_report"]
 
@@ -69,8 +69,6 @@ def compare_with_random_forest(
         Regression metrics: RMSE and R²; classification: error rate and log loss.
     """
     check_is_fitted(estimator, "structure_")
-    if refit not in ("structure", "search"):
-        raise ValueError(f"refit must be 'structure' or 'search', got {refit!r}.")
     X = np.asarray(X, dtype=float) if not hasattr(X, "iloc") else X
     y = np.asarray(y)
     classification = is_classifier(estimator)
@@ -80,14 +78,7 @@ def compare_with_random_forest(
         splitter = check_cv(cv, y, classifier=classification)
     if classification and len(estimator.classes_) > 2:
         refit = "search"
-    gp = clone(estimator)
-    if refit == "structure":
-        # the estimator's own default base kernels: the fixed grammar brings the kernels, and no warning is due
-        default_kernels = type(estimator)().get_params()["base_kernels"]
-        gp.set_params(grammar=FixedStructureGrammar(estimator.structure_), max_depth=1, verbose=0,
-                      base_kernels=default_kernels)
-    else:
-        gp.set_params(verbose=0)
+    gp = refit_copy(estimator, refit)
     # imported here: sklearn.ensemble is heavy, and most users never build a report
     from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
 
@@ -152,14 +143,17 @@ def write_report(
     refit: str = "structure",
     random_state: int | np.random.RandomState | None = 0,
     comparison: Mapping[str, Any] | None = None,
+    forecast: bool | None = None,
+    forecast_result: Mapping[str, Any] | None = None,
     max_candidates_listed: int = 25,
 ) -> Path:
     """Write a report of a fitted model: HTML with inline images, or markdown with PNG files.
 
     Contents: the data summary, the chosen structure and its plain-language
     description, the figures (full fit, each component, the search path; when
-    matplotlib is installed), the table of candidates, and a cross-validated
-    comparison with a RandomForest on the same data.
+    matplotlib is installed), the table of candidates, a cross-validated
+    comparison with a RandomForest on the same data, and for a series a
+    time-ordered hold-out forecast.
 
     Parameters
     ----------
@@ -180,6 +174,12 @@ def write_report(
     comparison : dict, optional
         A result of :func:`compare_with_random_forest` already computed (then
         ``compare``, ``cv``, ``refit`` and ``random_state`` are not used).
+    forecast : bool, optional
+        Add a time-ordered hold-out forecast (:func:`forecast_holdout`: fit on the
+        first 80 % of the rows in input order, forecast the rest, with ``refit``).
+        By default, for a regressor with one input column (a series).
+    forecast_result : dict, optional
+        A result of :func:`forecast_holdout` already computed (then ``forecast`` is not used).
     max_candidates_listed : int, default=25
         Rows of the candidate table (best first).
 
@@ -230,6 +230,13 @@ def write_report(
                "The whole structure search is rerun on each training fold.")
         )
         sections.append(("Comparison with a RandomForest", "table", note + "\n\n" + comparison_table(comparison)))
+    if forecast is None:
+        forecast = task == "regression" and len(names) == 1
+    if forecast_result is None and forecast:
+        forecast_result = forecast_holdout(estimator, X, y, refit=refit, random_state=random_state,
+                                           feature_names=names)
+    if forecast_result is not None:
+        sections += _forecast_sections(forecast_result, target_name)
     heading = title or f"skgpsearch report: {text}"
     path.parent.mkdir(parents=True, exist_ok=True)
     if markdown:
@@ -237,6 +244,20 @@ def write_report(
     else:
         path.write_text(_html(heading, sections), encoding="utf-8")
     return path
+
+
+def _forecast_sections(result, target_name):
+    note = (f"Fitted on the first {result['n_train']} rows in the order of `{result['column']}` (up to "
+            f"{result['split_at']:.6g}), forecasting the last {result['n_test']}. "
+            + ("The GP's structure was chosen on all the data; its hyperparameters are refitted on the first part. "
+               if result["refit"] == "structure" else "The whole structure search is rerun on the first part. ")
+            + "MNLP: mean negative log predictive density of the held-out values (lower is better).")
+    sections = [("Hold-out forecast", "table", note + "\n\n" + forecast_table(result))]
+    import importlib.util
+
+    if importlib.util.find_spec("matplotlib") is not None:
+        sections.append(("Forecast", "figure", plot_forecast(result, target_name=target_name)))
+    return sections
 
 
 def _figure_sections(estimator, names, target_name):

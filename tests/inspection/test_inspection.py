@@ -23,6 +23,8 @@ from skgpsearch.inspection import (
     compare_with_random_forest,
     decompose,
     describe,
+    forecast_holdout,
+    forecast_table,
     plot_components,
     plot_fit,
     plot_search_path,
@@ -314,6 +316,34 @@ def test_plots_name_the_target_and_keep_labels_inside(additive_regression):
     for label in labels:
         extent = label.get_window_extent(renderer)
         assert area.x0 <= extent.x0 and extent.x1 <= area.x1, label.get_text()
+
+
+def test_holdout_forecast_of_a_periodic_trend(periodic_regression, additive_regression, interaction_classifier):
+    model, t, y = periodic_regression
+    # rows in any order: the split follows the input column
+    shuffled = np.random.default_rng(0).permutation(len(y))
+    result = forecast_holdout(model, t[shuffled], y[shuffled])
+    assert result["n_train"] == 72 and result["n_test"] == 18
+    assert np.array_equal(result["X_test"], t[72:, 0]) and result["split_at"] == t[71, 0]
+    rows = {row["method"].split(" (")[0].split(" ")[0]: row for row in result["rows"]}
+    # independent numbers: the straight line and the last value, computed here
+    slope, intercept = np.polyfit(t[:72, 0], y[:72], 1)
+    line_rmse = np.sqrt(np.mean((slope * t[72:, 0] + intercept - y[72:]) ** 2))
+    assert rows["straight"]["RMSE"] == pytest.approx(line_rmse)
+    assert rows["last"]["RMSE"] == pytest.approx(np.sqrt(np.mean((y[71] - y[72:]) ** 2)))
+    gp = rows["GP"]
+    assert gp["RMSE"] == pytest.approx(np.sqrt(np.mean((result["mean"] - y[72:]) ** 2)))
+    # trend plus a yearly cycle: the GP forecast beats every simple forecaster by a wide margin, and is calibrated
+    assert gp["RMSE"] < 0.3 * min(rows[k]["RMSE"] for k in ("RandomForest", "straight", "last"))
+    assert gp["coverage"] >= 0.8 and gp["MNLP"] < rows["straight"]["MNLP"]
+    assert np.isnan(rows["RandomForest"]["MNLP"])
+    assert "| inside the 95 % interval |" in forecast_table(result)
+    with pytest.raises(ValueError, match="one input column"):
+        forecast_holdout(additive_regression[0], additive_regression[1], additive_regression[2])
+    with pytest.raises(ValueError, match="for regression"):
+        forecast_holdout(interaction_classifier[0], interaction_classifier[1], interaction_classifier[2])
+    with pytest.raises(ValueError, match="at least 5 training rows"):
+        forecast_holdout(model, t[:6], y[:6], holdout=0.5)
 
 
 def test_importing_the_package_does_not_import_matplotlib():
