@@ -371,7 +371,7 @@ def _predict(args):
     except ValueError as error:
         raise UsageError(str(error)) from None
     clashes = [name for name in names_out if name in header]
-    if clashes:
+    if clashes:  # checked after predicting: the class columns' names come from the model
         raise UsageError(f"{args.data} already has column(s) {', '.join(map(repr, clashes))}; rename them first.")
     rows = [[columns[name][i] for name in header] + values[i] for i in range(len(X))]
     if args.output:

@@ -161,17 +161,22 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
         (an SE over all columns, one lengthscale each) and the additive
         kernel (one SE per column) -- are fitted after the search and compete
         with its structures as finalists (they add no children to the search).
-    selection : {"auto", "criterion", "loo", "stacking"}, default="auto"
+    selection : {"auto", "criterion", "loo", "stacking", "forecast"}, default="auto"
         How the final model is chosen among the finalists (the search's best
         structures, the best of each depth and the baselines): by the search
         ``criterion``; by the leave-one-out log predictive density at the
-        fitted hyperparameters (``"loo"``, closed form, R&W §5.4.2); or as
-        the mixture of finalists whose weights maximise that held-out log
-        score (``"stacking"``, Yao et al. 2018). ``"auto"``: ``"stacking"``
-        with two or more columns; ``"criterion"`` on one column (a series, where
-        leaving one point out rewards interpolating between neighbours) and
-        with the sparse approximation (no leave-one-out predictive).
-        ``finalists_`` lists the finalists with their scores.
+        fitted hyperparameters (``"loo"``, closed form, R&W §5.4.2); as the
+        mixture of finalists whose weights maximise that held-out log score
+        (``"stacking"``, Yao et al. 2018); or, for one input column (a
+        series), by forecasting: each finalist is refitted on the first 85 %
+        of the rows in the column's order and the one whose forecast of the
+        rest has the highest log predictive density is chosen
+        (``"forecast"``). ``"auto"``: ``"stacking"`` with two or more columns,
+        ``"forecast"`` on one column (leaving one point out of a series
+        rewards interpolating between neighbours, and the evidence a flexible
+        trend that reverts to the mean beyond the data), and ``"criterion"``
+        with the sparse approximation or Student-t noise. ``finalists_``
+        lists the finalists with their scores.
     min_improvement : float, default=0.0
         Stop the search when a depth improves the best criterion by no more
         than this many nats (its improvement is kept); 0 stops only when a
@@ -219,12 +224,14 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
     finalists_ : dict of lists
         The structures the final model was chosen from: ``structure``,
         ``criterion``, ``loo_log_density`` (Σ_i log p(y_i | y_−i) at the fitted
-        hyperparameters, original units; None when selected by the
-        criterion), ``weight`` (in the prediction; 0 if not selected) and
-        ``baseline``.
+        hyperparameters, original units; None unless selected by ``"loo"`` or
+        ``"stacking"``), ``forecast_log_density`` (the log density of the
+        series' last 15 % forecast from the rest, original units; None unless
+        selected by ``"forecast"``), ``weight`` (in the prediction; 0 if not
+        selected) and ``baseline``.
     selection_ : str
-        The rule that chose the final model: ``"criterion"``, ``"loo"`` or
-        ``"stacking"`` (what ``selection="auto"`` became).
+        The rule that chose the final model: ``"criterion"``, ``"loo"``,
+        ``"stacking"`` or ``"forecast"`` (what ``selection="auto"`` became).
     search_stop_reason_ : str
         Why the search stopped (``"no improvement"``, ``"max_depth reached"``,
         ``"depth limit reached"``, a budget, ``"interrupted"``).

@@ -167,6 +167,12 @@ class BinaryClassificationModelFitter:
     # -- fitted models ------------------------------------------------------------------------------
     #: The Laplace engine gives leave-one-out predictive densities (the select stage's "loo" and "stacking").
     has_loo = True
+    #: A classifier's select stage never forecasts a series.
+    forecasts = False
+
+    def forecast_log_density(self, record: CandidateRecord, fraction: float, seed: int) -> None:
+        """No forecast densities for classification (``forecasts`` is False)."""
+        return None
 
     def model(self, record: CandidateRecord, rows: np.ndarray | None = None) -> BinaryLaplaceModel:
         """The fitted binary model of a record, conditioned on ``rows`` (None: all rows); built once."""

@@ -44,7 +44,14 @@ Every structure search of the estimators runs these three stages, in
       exp(density − best density) (pseudo-BMA, Yao et al. 2018);
     - ``"stacking"``: every finalist, weighted to maximise the leave-one-out
       log score of their mixture, Σ_i log Σ_k w_k p_k(y_i | y_−i) (stacking
-      of predictive distributions, Yao, Vehtari, Simpson & Gelman 2018).
+      of predictive distributions, Yao, Vehtari, Simpson & Gelman 2018);
+    - ``"forecast"`` (a series: one input column): every finalist is refitted
+      on the earliest ``1 − FORECAST_FRACTION`` of the rows in the column's
+      order, from its fitted values, and forecasts the rest; the one whose
+      forecast has the highest log predictive density is selected -- of those
+      within ``FORECAST_TIE`` nats of it, the one with the best criterion
+      (with ``model_averaging=k``, the ``k`` best weighted by
+      exp(density − selected's density)).
 
     Structures below ``MIN_AVERAGING_WEIGHT`` of the largest weight are left out.
 
@@ -83,6 +90,7 @@ __all__ = [
     "EXPLORE_EFFORT",
     "EXPLORE_ROWS",
     "FIRST_FINALISTS",
+    "FORECAST_FRACTION",
     "HALVING_FACTOR",
     "LAPLACE_POSTERIOR_ROWS",
     "PREDICTIVE_FINALISTS",
@@ -111,6 +119,10 @@ LAPLACE_POSTERIOR_ROWS = 5000
 #: When the select stage judges held-out prediction, the search's best this many distinct structures (and
 #: the best of every depth) are finalists besides the baselines.
 PREDICTIVE_FINALISTS = 4
+#: The select stage's "forecast" holds out this fraction of a series, its latest rows; finalists whose
+#: forecast log densities are within FORECAST_TIE nats of the best are tied, and the criterion decides.
+FORECAST_FRACTION = 0.15
+FORECAST_TIE = 1.0
 #: Averaged models below this fraction of the largest weight are dropped.
 MIN_AVERAGING_WEIGHT = 1e-6
 #: How hard the explore stage fits candidates: "full" (each candidate's start pool to convergence) or
@@ -119,7 +131,7 @@ MIN_AVERAGING_WEIGHT = 1e-6
 EXPLORE_EFFORT = "full"
 REFINE_PER_LEVEL = 2
 #: The rules of the select stage (see the module docstring).
-SELECTIONS = ("criterion", "loo", "stacking")
+SELECTIONS = ("criterion", "loo", "stacking", "forecast")
 #: Stop reasons of the explore stage after which no finalist is fitted: the user's bounds hold. (A time budget
 #: keeps back what the finalists need, see SearchPipeline.explore: they are fitted in the time left.)
 STOPS_WITHOUT_MORE_FITS = ("candidate budget reached", "interrupted")
@@ -148,6 +160,8 @@ class ModelFitter(Protocol):
     max_rows: int | None
     #: Whether its models have leave-one-out predictive densities (select by "loo" and "stacking").
     has_loo: bool
+    #: Whether its records can forecast the end of a series from its start (select by "forecast").
+    forecasts: bool
 
     @property
     def candidate_fitter(self) -> CandidateFitter:
@@ -170,6 +184,9 @@ class ModelFitter(Protocol):
 
     def model(self, record: CandidateRecord, rows: np.ndarray | None = None) -> Any:
         """The fitted model of a record conditioned on ``rows`` (None: all); it has ``loo_log_density()``."""
+
+    def forecast_log_density(self, record: CandidateRecord, fraction: float, seed: int) -> np.ndarray | None:
+        """Log densities of the latest ``fraction`` of the rows forecast from the record refitted on the rest."""
 
 
 @dataclass
@@ -236,6 +253,7 @@ class SearchPipeline:
             seed: int) -> PipelineResult:
         budget = self.settings.time_budget
         self._deadline = None if budget is None else time.perf_counter() + budget
+        self._seed = seed
         exploration = self.explore(model_fitter, grammar, criterion, seed)
         result = exploration.result
         if result.stop_reason.startswith("time budget"):
@@ -387,19 +405,29 @@ class SearchPipeline:
         """The selected finalist, and the models averaged with it, by ``settings.selection``."""
         selection, k = self.settings.selection, self.settings.model_averaging
         records = finalists.records
+        if selection == "forecast" and len(records) == 1:
+            selection = "criterion"  # nothing to choose between: no refit on the start of the series
         if selection == "criterion":
             selected = _first_best(records, lambda r: r.criterion)
             pool = [r for r in finalists.comparable if np.isfinite(r.criterion) and r is not selected]
             chosen, weights = _averaged(selected, pool, k, lambda r: r.criterion)
         else:
-            densities = self._loo_densities(model_fitter, records, finalists.rows)
+            if selection == "forecast":
+                densities = self._forecast_densities(model_fitter, records, getattr(self, "_seed", 0))
+            else:
+                densities = self._loo_densities(model_fitter, records, finalists.rows)
             scored = [r for r in records if id(r) in densities]
             if not scored:  # no finalist has a usable held-out density: fall back on the criterion
-                exploration.result.stop_reason += "; no finalist had a leave-one-out density, selected by criterion"
+                kind = "forecast" if selection == "forecast" else "leave-one-out"
+                exploration.result.stop_reason += f"; no finalist had a {kind} density, selected by criterion"
                 selected = _first_best(records, lambda r: r.criterion)
                 chosen, weights = [selected], np.ones(1)
-            elif selection == "loo":
+            elif selection in ("loo", "forecast"):
                 selected = _first_best(scored, lambda r: r.predictive_score)
+                if selection == "forecast":
+                    # a forecast of a few rows cannot tell finalists within a nat apart: the evidence decides
+                    level = selected.predictive_score - FORECAST_TIE
+                    selected = _first_best([r for r in scored if r.predictive_score >= level], lambda r: r.criterion)
                 pool = [r for r in scored if r is not selected]
                 chosen, weights = _averaged(selected, pool, k, lambda r: r.predictive_score)
             else:
@@ -411,6 +439,18 @@ class SearchPipeline:
         if self.settings.progress is not None:
             self.settings.progress(_finalists_note(outcome, selection, self.settings.feature_names))
         return outcome
+
+    def _forecast_densities(self, model_fitter, records, seed):
+        """{id(record): log densities of the series' latest rows forecast from its earlier ones}, in parallel."""
+        parallel = Parallel(n_jobs=self.settings.n_jobs)
+        densities = parallel(delayed(model_fitter.forecast_log_density)(r, FORECAST_FRACTION, candidate_seed(seed, r.structure))
+                             for r in records)
+        scored = {}
+        for record, density in zip(records, densities):
+            if density is not None and np.all(np.isfinite(density)):
+                record.predictive_score = float(np.sum(density))
+                scored[id(record)] = density
+        return scored
 
     @staticmethod
     def _loo_densities(model_fitter, records, rows):
@@ -428,38 +468,46 @@ class SearchPipeline:
 
 
 #: The columns of an estimator's ``finalists_``.
-FINALIST_COLUMNS = ("structure", "criterion", "loo_log_density", "weight", "baseline")
+FINALIST_COLUMNS = ("structure", "criterion", "loo_log_density", "forecast_log_density", "weight", "baseline")
 
 
 def finalists_table(outcome: PipelineResult) -> dict[str, list]:
     """The finalists of a staged search as a dict of lists (an estimator's ``finalists_``).
 
     ``loo_log_density``: Σ_i log p(y_i | y_−i) (None unless the select stage
-    judged prediction); ``weight``: the finalist's weight in the prediction
-    (0 when it was not selected); ``baseline``: one of the standard models.
+    judged leave-one-out prediction); ``forecast_log_density``: the log
+    density of the series' latest rows forecast from the earlier ones (None
+    unless the select stage judged forecasts); ``weight``: the finalist's
+    weight in the prediction (0 when it was not selected); ``baseline``: one
+    of the standard models.
     """
     weights = {id(r): float(w) for r, w in zip(outcome.selected, outcome.weights)}
     table = {key: [] for key in FINALIST_COLUMNS}
     for record in outcome.finalists:
         table["structure"].append(str(record.structure))
         table["criterion"].append(float(record.criterion))
-        table["loo_log_density"].append(record.predictive_score)
+        forecast = outcome.selection == "forecast"
+        table["loo_log_density"].append(None if forecast else record.predictive_score)
+        table["forecast_log_density"].append(record.predictive_score if forecast else None)
         table["weight"].append(weights.get(id(record), 0.0))
         table["baseline"].append(record.message.startswith("baseline"))
     return table
 
 
-def resolve_selection(selection: str, has_loo: bool, n_features: int) -> str:
+def resolve_selection(selection: str, has_loo: bool, n_features: int, forecasts: bool = False) -> str:
     """The select stage's rule for an estimator's ``selection``, its engine and the data's columns.
 
     ``"auto"`` is ``"stacking"`` for tabular data (two or more columns) where
     the engine gives leave-one-out densities (on ``benchmarks/tabular.py`` it
-    predicted better than ``"loo"`` and ``"criterion"``); ``"criterion"`` on
-    one column and with the sparse approximation. On one ordered column (a
-    series) leaving one point out measures interpolation between its
-    neighbours, which a short-lengthscale kernel wins: on Mauna Loa it preferred SE + LIN to
-    SE + PER (BIC 64 nats lower, worse forecasts); the evidence judges the
-    structure there.
+    predicted better than ``"loo"`` and ``"criterion"``). On one column (a
+    series, or a function of one input) it is ``"forecast"`` where the model
+    fitter can refit its finalists on the start of the series: leaving one
+    point out measures interpolation between neighbours, which a
+    short-lengthscale kernel wins (on Mauna Loa it preferred SE + LIN to
+    SE + PER, BIC 64 nats lower, with worse forecasts), while the evidence
+    prefers flexible trends that revert to the mean beyond the data; a
+    forecast of the series' latest rows judges what a series model is for
+    (``benchmarks/extrapolation.py``). Otherwise ``"criterion"``.
 
     Raises
     ------
@@ -467,10 +515,17 @@ def resolve_selection(selection: str, has_loo: bool, n_features: int) -> str:
         For a rule the engine cannot serve, naming the alternatives.
     """
     if selection == "auto":
-        return "stacking" if has_loo and n_features >= 2 else "criterion"
+        if n_features >= 2:
+            return "stacking" if has_loo else "criterion"
+        return "forecast" if forecasts else "criterion"
     if selection not in SELECTIONS:
         raise ValueError(f"Unknown selection {selection!r}; use 'auto' or one of {', '.join(SELECTIONS)}.")
-    if selection != "criterion" and not has_loo:
+    if selection == "forecast" and not forecasts:
+        raise ValueError(
+            "selection='forecast' needs one input column (a series) and exact Gaussian regression; use "
+            "'criterion', 'loo' or 'stacking' (or 'auto')."
+        )
+    if selection in ("loo", "stacking") and not has_loo:
         raise ValueError(
             f"selection={selection!r} needs leave-one-out predictive densities, which the sparse approximation does "
             "not have; use selection='criterion' (or 'auto'), or approximation='exact'."
@@ -521,7 +576,7 @@ def _finalists_note(outcome: PipelineResult, selection: str, names: Sequence[str
     for record in outcome.finalists:
         text = f"{record.structure.to_string(names)}  criterion={record.criterion:.3f}"
         if record.predictive_score is not None:
-            text += f" loo={record.predictive_score:.3f}"
+            text += f" {'forecast' if selection == 'forecast' else 'loo'}={record.predictive_score:.3f}"
         if id(record) in weights and len(outcome.selected) > 1:
             text += f" weight={weights[id(record)]:.3f}"
         parts.append(text)

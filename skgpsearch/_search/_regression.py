@@ -172,6 +172,40 @@ class RegressionModelFitter:
         """Whether the engine gives leave-one-out predictive densities (the select stage's "loo" and "stacking")."""
         return self.engine != "sparse"
 
+    @property
+    def forecasts(self) -> bool:
+        """Whether its finalists can be judged by forecasting a series (the select stage's "forecast").
+
+        One input column and the exact Gaussian engine: refitting every finalist on the earlier rows
+        costs a few of its fits.
+        """
+        return self.X.shape[1] == 1 and self.engine == "exact"
+
+    def forecast_log_density(self, record: CandidateRecord, fraction: float, seed: int) -> np.ndarray | None:
+        """Log densities of the latest ``fraction`` of the rows (in the input column's order), forecast by
+        ``record``'s structure refitted on the earlier rows; None when that refit fails.
+
+        The refit starts from the record's fitted values and the structured starts, without random
+        restarts (a finalist is already at an optimum on all rows). Densities are in the target's units.
+        """
+        order = np.argsort(self.X[:, 0], kind="stable")
+        n_held = max(1, int(round(fraction * len(order))))
+        earlier, later = order[:-n_held], order[-n_held:]
+        fitter = dataclasses.replace(self._exact, n_restarts=0)
+        with single_threaded_blas():
+            refitted = fitter(record.structure, self.X[earlier], self.y[earlier], seed)
+            if not refitted.ok:
+                return None
+            kernel = to_kernel(refitted.structure, summary=self.summary)
+            try:
+                posterior = GPPosterior(kernel, refitted.noise_variance, self.X[earlier], self.y[earlier])
+            except NumericalError:
+                return None
+            mean, std = posterior.predict(self.X[later], return_std=True)
+        variance = std**2 + refitted.noise_variance
+        # in the target's units, as the leave-one-out densities
+        return -0.5 * (np.log(2 * np.pi * variance) + (self.y[later] - mean) ** 2 / variance) - np.log(self.y_std)
+
     # -- fitted models ------------------------------------------------------------------------------
     def model(self, record: CandidateRecord, rows: np.ndarray | None = None) -> RegressionModel:
         """The fitted model of a record, conditioned on every training row (the select stage's and the estimator's).

@@ -17,6 +17,7 @@ import numpy as np
 from scipy.stats import t as student_t
 
 from .._search._diagnostics import advice_for
+from .._search._pipeline import FORECAST_FRACTION
 from ..grammar import Base, Change, Expr, Product, parse
 from ._decompose import decompose, feature_names_of, position
 from ._views import ClassificationView, explanation_view
@@ -77,7 +78,12 @@ def describe(estimator: Any, feature_names: Sequence[str] | None = None, target_
       predictions: they reproduce the training rows and may wiggle between them, ... it is expected.
     <BLANKLINE>
     The greedy search compared 6 candidate structures up to depth 2 (max_depth=2) under the
-    criterion bic and stopped: max_depth reached. The runner-up, ..., scored ... lower.
+    criterion bic and stopped: max_depth reached.
+    <BLANKLINE>
+    The final model was chosen among ... finalists by how well each, refitted on the first 85 % of
+    the series, forecasts its last 12 rows (...):
+    - PER(t) + LIN(t): ... per row, criterion ... -- chosen
+    ...
     """
     view = explanation_view(estimator)
     names = feature_names_of(estimator, feature_names)
@@ -137,6 +143,7 @@ _WEIGHTING = {
     "criterion": "exp(criterion − best criterion)",
     "loo": "exp(leave-one-out log density − best)",
     "stacking": "stacking of their leave-one-out predictive densities",
+    "forecast": "exp(forecast log density − best)",
 }
 
 
@@ -147,19 +154,27 @@ def _finalist_text(estimator, names, n_rows, chosen, target_class=None):
         return ""
     rows = [i for i in range(len(table["structure"]))
             if target_class is None or "class" not in table or table["class"][i] == target_class]
-    rows = [i for i in rows if table["loo_log_density"][i] is not None]
+    forecast = any(v is not None for v in table.get("forecast_log_density", ()))
+    column = "forecast_log_density" if forecast else "loo_log_density"
+    rows = [i for i in rows if table[column][i] is not None]
     if len(rows) < 2:
         return ""
-    rows.sort(key=lambda i: (-table["weight"][i], -table["loo_log_density"][i]))
-    lines = [f"The final model was chosen among {len(rows)} finalists by how well each predicts every training "
-             "row from the others (leave-one-out log density per row, greater is better; the search's criterion "
-             "beside it):"]
+    rows.sort(key=lambda i: (-table["weight"][i], -table[column][i]))
+    if forecast:
+        n_rows = max(1, int(round(FORECAST_FRACTION * n_rows)))
+        lines = [f"The final model was chosen among {len(rows)} finalists by how well each, refitted on the first "
+                 f"{100 * (1 - FORECAST_FRACTION):.0f} % of the series, forecasts its last {n_rows} rows (log "
+                 "density per forecast row, greater is better; the search's criterion beside it):"]
+    else:
+        lines = [f"The final model was chosen among {len(rows)} finalists by how well each predicts every "
+                 "training row from the others (leave-one-out log density per row, greater is better; the "
+                 "search's criterion beside it):"]
     for i in rows:
         weight = table["weight"][i]
         note = (" -- chosen" if weight == 1.0 else f" -- weight {_percent(weight)}") if weight > 0 else ""
         baseline = " (baseline)" if table["baseline"][i] else ""
         lines.append(f"- {parse(table['structure'][i]).to_string(names)}{baseline}: "
-                     f"{_num(table['loo_log_density'][i] / n_rows)} per row, criterion {_num(table['criterion'][i])}"
+                     f"{_num(table[column][i] / n_rows)} per row, criterion {_num(table['criterion'][i])}"
                      f"{note}")
     chosen_row = rows[0]
     if table["baseline"][chosen_row]:

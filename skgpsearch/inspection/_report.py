@@ -310,11 +310,14 @@ def _finalists_table(estimator: Any, names: Sequence[str]) -> str:
     if not table or not table["structure"]:
         return ""
     has_class = "class" in table
-    head = "| " + ("class | " if has_class else "") + "structure | criterion | leave-one-out log density | weight |"
+    forecast = any(v is not None for v in table.get("forecast_log_density", ()))
+    column = "forecast_log_density" if forecast else "loo_log_density"
+    heading = "log density of the forecast (end of the series)" if forecast else "leave-one-out log density"
+    head = "| " + ("class | " if has_class else "") + f"structure | criterion | {heading} | weight |"
     lines = [f"Selected by {getattr(estimator, 'selection_', 'criterion')}.", "", head,
              "|---" * (head.count("|") - 1) + "|"]
     for i, text in enumerate(table["structure"]):
-        loo = table["loo_log_density"][i]
+        loo = table[column][i]
         cells = ([str(table["class"][i])] if has_class else []) + [
             parse(text).to_string(names) + (" (baseline)" if table["baseline"][i] else ""),
             f"{table['criterion'][i]:.4g}", "" if loo is None else f"{loo:.4g}",

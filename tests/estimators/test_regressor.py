@@ -500,8 +500,9 @@ def test_model_averaging_is_the_exact_mixture_of_the_best_structures():
     rng = np.random.default_rng(2)
     X = np.sort(rng.uniform(0, 10, size=(60, 1)), axis=0)
     y = np.sin(X[:, 0]) + 0.1 * X[:, 0] + 0.1 * rng.normal(size=60)
+    # (selected by the criterion: the weights are exp(criterion - best))
     model = CompositionalGPRegressor(base_kernels=("SE", "PER", "LIN"), max_depth=2, random_state=0,
-                                     model_averaging=4).fit(X, y)
+                                     model_averaging=4, selection="criterion").fit(X, y)
     single = clone(model).set_params(model_averaging=None).fit(X, y)
     assert single.model_weights_.tolist() == [1.0] and str(single.structure_) == str(model.structure_)
     weights = model.model_weights_
@@ -571,7 +572,21 @@ def test_the_baselines_compete_as_finalists_and_held_out_prediction_selects(inte
 def test_selection_rules_and_their_errors(interaction_fit):
     _, X, y = interaction_fit
     one_column = cheap(base_kernels=("SE", "LIN")).fit(X[:, :1], y)
-    assert one_column.selection_ == "criterion" and one_column.finalists_["loo_log_density"] == [None]
+    assert one_column.selection_ == "forecast"  # the default on one column
+    table = one_column.finalists_
+    assert len(table["structure"]) >= 2 and all(v is None for v in table["loo_log_density"])
+    forecast = table["forecast_log_density"]
+    chosen = table["weight"].index(1.0)
+    # the best forecast, or one within a nat of it with a better criterion
+    assert forecast[chosen] >= max(forecast) - 1.0
+    assert all(table["criterion"][chosen] >= c for c, f in zip(table["criterion"], forecast) if f >= max(forecast) - 1.0)
+    # densities in the target's units: scaling the target by 10 shifts each by -log(10) per forecast row
+    scaled = cheap(base_kernels=("SE", "LIN")).fit(X[:, :1], 10 * y)
+    n_held = round(0.15 * len(y))
+    np.testing.assert_allclose(scaled.finalists_["forecast_log_density"],
+                               np.array(forecast) - n_held * np.log(10), rtol=1e-5)
+    with pytest.raises(ValueError, match="needs one input column"):
+        cheap(selection="forecast").fit(X, y)
     with pytest.raises(ValueError, match="sparse approximation does not have"):
         cheap(approximation="sparse", selection="loo", n_inducing=10).fit(X, y)
     stacked = cheap(base_kernels=("SE", "LIN")).fit(X, y)

@@ -99,7 +99,7 @@ def test_search_progress_routes_an_estimators_progress(capsys):
     assert len(reports) == len(model.search_path_)
     assert [e.best.criterion for e in reports] == [level["best_criterion"] for level in model.search_path_]
     # and a note on the finalists closes the search
-    assert events[-1].startswith("finalists (selected by criterion: ")
+    assert events[-1].startswith("finalists (selected by forecast: ")  # the default on one column
     model.fit(X, y)  # outside the block, verbose prints again
     assert "[skgpsearch] depth 1" in capsys.readouterr().out
 
