@@ -4,7 +4,8 @@ For each series of ``../shared/datasets/extrapolation/`` the model is fitted on
 ``NAME-train.csv`` (time in column ``x``, value in ``y``) and predicts
 ``NAME-test.csv``. Reported per series: RMSE of the predictive mean (raw units),
 MNLP (mean negative log predictive density of a test point: the latent variance plus
-the noise variance), the structure found and the seconds of ``fit``; beside them the
+the noise variance), the share of test points inside the 95 % predictive interval, the
+structure found and the seconds of ``fit``; beside them the
 published RMSEs of ABCD, CKS, the spectral-mixture kernel and the best of 10 methods
 (from the dataset's README). Summary: each method's median over series of RMSE /
 best RMSE of all methods (ours included), and on how many series we beat ABCD.
@@ -16,6 +17,7 @@ density, each component with its own noise variance).
 
 Run:  python benchmarks/extrapolation.py [--series airline mauna] [--change-operators CP CW]
                                          [--max-depth 3] [--model-averaging 3] [--n-jobs 2]
+                                         [--selection criterion]
                                          [--json rows.json]
 """
 
@@ -63,7 +65,7 @@ def run_series(name, args):
     grammar = CompositionalGrammar(args.base_kernels, change_operators=tuple(args.change_operators))
     model = CompositionalGPRegressor(
         grammar=grammar, max_depth=args.max_depth, n_restarts=args.n_restarts, random_state=args.seed,
-        n_jobs=args.n_jobs, model_averaging=args.model_averaging,
+        n_jobs=args.n_jobs, model_averaging=args.model_averaging, selection=args.selection,
     )
     start = time.perf_counter()
     with warnings.catch_warnings():
@@ -74,16 +76,18 @@ def run_series(name, args):
     # public predict gives the mixture's moments, not its density or the chosen model alone.
     components = [m.posterior for m in model._models]
     weights = getattr(model, "model_weights_", np.ones(1))
-    log_densities, means = [], []
+    log_densities, means, sds = [], [], []
     for posterior in components:
         mean, std = posterior.predict(X_test, return_std=True)
         mean = mean * model._y_train_std + model._y_train_mean
         variance = (std**2 + posterior.noise_variance) * model._y_train_std**2
         means.append(mean)
+        sds.append(np.sqrt(variance))
         log_densities.append(-0.5 * np.log(2 * math.pi * variance) - 0.5 * (y_test - mean) ** 2 / variance)
     averaged_mean = model.predict(X_test)
     row = {"series": name, "n": len(y), "structure": str(model.structure_),
            "rmse": _rmse(means[0], y_test), "mnlp": float(-np.mean(log_densities[0])),
+           "coverage": float(np.mean(np.abs(y_test - means[0]) <= 1.96 * sds[0])),
            "seconds": seconds, "criterion": float(model.best_score_)}
     if args.model_averaging:
         mixture_log_density = logsumexp(np.asarray(log_densities), axis=0, b=np.asarray(weights)[:, None])
@@ -104,6 +108,8 @@ def main():
     parser.add_argument("--max-depth", type=int, default=None)
     parser.add_argument("--n-restarts", type=int, default=2)
     parser.add_argument("--model-averaging", type=int, default=None, metavar="K")
+    parser.add_argument("--selection", default="auto", choices=["auto", "criterion", "loo", "stacking", "forecast"],
+                        help="the select stage's rule (default: auto, which is 'forecast' on a series)")
     parser.add_argument("--n-jobs", type=int, default=2)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--data-dir", type=Path, default=DATA_DIR)
@@ -120,10 +126,12 @@ def main():
     print()
     print("Extrapolation (train on the first 90 %, forecast the last 10 %); ours: CompositionalGPRegressor("
           f"base kernels {'/'.join(args.base_kernels)}, change operators {args.change_operators or 'none'}, "
-          f"max_depth={args.max_depth}, n_restarts={args.n_restarts}, random_state={args.seed}, n_jobs={args.n_jobs})")
+          f"max_depth={args.max_depth}, n_restarts={args.n_restarts}, selection={args.selection!r}, "
+          f"random_state={args.seed}, n_jobs={args.n_jobs})")
     print()
-    print("| series | ours RMSE | ABCD | CKS | SM | best of 10 | ours MNLP | ABCD MNLP | our structure | s |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    print("| series | ours RMSE | ABCD | CKS | SM | best of 10 | ours MNLP | ABCD MNLP | inside the 95 % interval "
+          "| our structure | s |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     relative = {m: [] for m in ("ours",) + METHODS}
     wins = 0
     for row in rows:
@@ -134,7 +142,8 @@ def main():
         wins += row["rmse"] < abcd
         mnlp_ref = ABCD_MNLP.get(row["series"])
         print(f"| {row['series']} | {row['rmse']:.4g} | {abcd:.4g} | {cks:.4g} | {sm:.4g} | {best10:.4g} | "
-              f"{row['mnlp']:.3f} | {'' if mnlp_ref is None else f'{mnlp_ref:.3f}'} | {row['structure']} | "
+              f"{row['mnlp']:.3f} | {'' if mnlp_ref is None else f'{mnlp_ref:.3f}'} | "
+              f"{100 * row['coverage']:.0f} % | {row['structure']} | "
               f"{row['seconds']:.1f} |")
     print()
     print("median relative RMSE (RMSE / best of all methods, ours included): "

@@ -22,9 +22,10 @@ def test_readme_python_example_runs_and_prints_what_it_says():
     assert lines[0] == "SE(0) * PER(0)"
     assert lines[1] == "Structure: SE(x0) * PER(x0)"
     assert lines[2] == "[]"  # no degenerate optimum
-    assert lines[3] == "SE(0) + SE(1)"  # the classifier's search ignores the irrelevant column 2
-    assert lines[4] == "stacking"
-    assert lines[5].split() == ["SE(2)", "+", "SE(0)", "*", "SE(1)", "5", "2"]
+    assert lines[3] == "forecast"  # the select stage's rule on one column
+    assert lines[4] == "SE(0) + SE(1)"  # the classifier's search ignores the irrelevant column 2
+    assert lines[5] == "stacking"
+    assert lines[6].split() == ["SE(2)", "+", "SE(0)", "*", "SE(1)", "5", "2"]
 
 
 def test_quick_start_has_two_commands_and_ci_runs_the_test_command():
