@@ -72,7 +72,7 @@ def describe(estimator: Any, feature_names: Sequence[str] | None = None, target_
     - The shares add up to 106 %, while the whole model's mean explains 100 % of the variance of the
       target: each share counts one component alone, and over these data the components partly
       cancel each other (negative covariances).
-    - The remaining noise has standard deviation ≈ 0.00158 (0.0001 % of the variance).
+    - The remaining noise has standard deviation ≈ 0.00158 (under 0.01 % of the variance).
     - Units: the values above are in the target's units. The fitted `kernel_` is that of the ...
     - Caution: the noise variance is at its lower bound: the model may be interpolating noise. For
       predictions: they reproduce the training rows and may wiggle between them, ... it is expected.
@@ -592,6 +592,8 @@ def _num(value):
 
 def _percent(fraction):
     value = 100 * float(fraction)
+    if 0 < value < 0.01:
+        return "under 0.01 %"  # "2.5e-09 %" reads as noise, and is
     return f"{value:.2g} %" if value < 10 else f"{value:.0f} %"
 
 
