@@ -298,6 +298,8 @@ class SearchPipeline:
         n_fits = len(model_fitter.baseline_structures(grammar))
         if not model_fitter.explore_fits_are_final:
             n_fits += 1 if self.settings.selection == "criterion" else PREDICTIVE_FINALISTS
+        if self.settings.selection == "forecast":
+            n_fits += PREDICTIVE_FINALISTS  # one refit on the start of the series per finalist
 
         def reserve(result):
             times = [r.fit_time for r in result.records if r.status == OK]
@@ -405,15 +407,22 @@ class SearchPipeline:
         """The selected finalist, and the models averaged with it, by ``settings.selection``."""
         selection, k = self.settings.selection, self.settings.model_averaging
         records = finalists.records
-        if selection == "forecast" and len(records) == 1:
-            selection = "criterion"  # nothing to choose between: no refit on the start of the series
+        if selection == "forecast" and (len(records) == 1 or self._out_of_time()):
+            # nothing to choose between, or no time left for the refits on the start of the series
+            selection = "criterion"
         if selection == "criterion":
             selected = _first_best(records, lambda r: r.criterion)
             pool = [r for r in finalists.comparable if np.isfinite(r.criterion) and r is not selected]
             chosen, weights = _averaged(selected, pool, k, lambda r: r.criterion)
         else:
             if selection == "forecast":
-                densities = self._forecast_densities(model_fitter, records, getattr(self, "_seed", 0))
+                try:
+                    densities = self._forecast_densities(model_fitter, records, getattr(self, "_seed", 0))
+                except KeyboardInterrupt:
+                    warnings.warn("Search interrupted while the finalists forecast the series: selecting by the "
+                                  "criterion.", RuntimeWarning, stacklevel=2)
+                    exploration.result.stop_reason += "; interrupted while the finalists forecast"
+                    densities = {}
             else:
                 densities = self._loo_densities(model_fitter, records, finalists.rows)
             scored = [r for r in records if id(r) in densities]

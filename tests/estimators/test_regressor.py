@@ -593,3 +593,20 @@ def test_selection_rules_and_their_errors(interaction_fit):
     assert stacked.selection_ == "stacking"  # the default on tabular data
     assert stacked.model_weights_.sum() == pytest.approx(1.0)
     assert sum(w > 0 for w in stacked.finalists_["weight"]) == len(stacked.model_weights_)
+
+
+def test_an_interrupt_while_forecasting_keeps_the_criterions_choice(monkeypatch):
+    from skgpsearch._search._regression import RegressionModelFitter
+
+    def interrupted(self, record, fraction, seed):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(RegressionModelFitter, "forecast_log_density", interrupted)
+    X = np.linspace(0, 6, 40)[:, None]
+    y = np.sin(2 * X[:, 0]) + 0.1 * np.random.default_rng(0).normal(size=40)
+    with pytest.warns(RuntimeWarning, match="interrupted while the finalists forecast"):
+        model = CompositionalGPRegressor(base_kernels=("SE", "LIN"), max_depth=2, random_state=0).fit(X, y)
+    assert "interrupted while the finalists forecast" in model.search_stop_reason_
+    best = int(np.argmax(model.finalists_["criterion"]))
+    assert model.finalists_["weight"][best] == 1.0  # the criterion's choice, fitted and usable
+    assert np.all(np.isfinite(model.predict(X)))
