@@ -294,7 +294,8 @@ def _units_line(estimator):
     if not getattr(estimator, "normalize_y", False) or not hasattr(estimator, "kernel_") or scale == 1.0:
         return []
     return [f"- Units: the values above are in the target's units. The fitted `kernel_` is that of the standardised "
-            f"target (the target divided by its standard deviation {_num(scale)}): multiply its variances and "
+            f"target (the target divided by its scale {_num(scale)}, the standard deviation, or a robust scale "
+            f"with Student-t noise): multiply its variances and "
             f"noise by {_num(scale ** 2)} to compare; lengthscales and periods are the same."]
 
 
