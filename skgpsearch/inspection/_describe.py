@@ -147,6 +147,12 @@ _WEIGHTING = {
 }
 
 
+def held_out_column(table):
+    """The column of a ``finalists_`` table that holds the held-out score the select stage judged by."""
+    forecast = any(v is not None for v in table.get("forecast_log_density", ()))
+    return "forecast_log_density" if forecast else "loo_log_density"
+
+
 def _finalist_text(estimator, names, n_rows, chosen, target_class=None):
     """The finalists the select stage judged by held-out prediction, and why the chosen one won ('' if none)."""
     table = getattr(estimator, "finalists_", None)
@@ -154,8 +160,8 @@ def _finalist_text(estimator, names, n_rows, chosen, target_class=None):
         return ""
     rows = [i for i in range(len(table["structure"]))
             if target_class is None or "class" not in table or table["class"][i] == target_class]
-    forecast = any(v is not None for v in table.get("forecast_log_density", ()))
-    column = "forecast_log_density" if forecast else "loo_log_density"
+    column = held_out_column(table)
+    forecast = column == "forecast_log_density"
     rows = [i for i in rows if table[column][i] is not None]
     if len(rows) < 2:
         return ""

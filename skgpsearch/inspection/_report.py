@@ -21,7 +21,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._search._diagnostics import advice_for
 from ._decompose import feature_names_of, structure_text
-from ._describe import _with_names, describe
+from ._describe import _with_names, describe, held_out_column
 from ._forecast import forecast_holdout, forecast_table, plot_forecast, refit_copy
 
 __all__ = ["compare_with_random_forest", "write_report"]
@@ -310,9 +310,9 @@ def _finalists_table(estimator: Any, names: Sequence[str]) -> str:
     if not table or not table["structure"]:
         return ""
     has_class = "class" in table
-    forecast = any(v is not None for v in table.get("forecast_log_density", ()))
-    column = "forecast_log_density" if forecast else "loo_log_density"
-    heading = "log density of the forecast (end of the series)" if forecast else "leave-one-out log density"
+    column = held_out_column(table)
+    heading = ("log density of the forecast (end of the series)" if column == "forecast_log_density"
+               else "leave-one-out log density")
     head = "| " + ("class | " if has_class else "") + f"structure | criterion | {heading} | weight |"
     lines = [f"Selected by {getattr(estimator, 'selection_', 'criterion')}.", "", head,
              "|---" * (head.count("|") - 1) + "|"]
