@@ -171,7 +171,8 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
         series), by forecasting: each finalist is refitted on the first 85 %
         of the rows in the column's order and the one whose forecast of the
         rest has the highest log predictive density is chosen
-        (``"forecast"``). ``"auto"``: ``"stacking"`` with two or more columns,
+        (``"forecast"``; the two best finalists' trend variants, each plus a
+        ``LIN`` term, compete too). ``"auto"``: ``"stacking"`` with two or more columns,
         ``"forecast"`` on one column (leaving one point out of a series
         rewards interpolating between neighbours, and the evidence a flexible
         trend that reverts to the mean beyond the data), and ``"criterion"``
@@ -228,7 +229,8 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
         ``"stacking"``), ``forecast_log_density`` (the log density of the
         series' last 15 % forecast from the rest, original units; None unless
         selected by ``"forecast"``), ``weight`` (in the prediction; 0 if not
-        selected) and ``baseline``.
+        selected), ``baseline`` and ``trend_variant`` (a finalist plus a
+        ``LIN`` term, fitted after the search when selecting by forecasts).
     selection_ : str
         The rule that chose the final model: ``"criterion"``, ``"loo"``,
         ``"stacking"`` or ``"forecast"`` (what ``selection="auto"`` became).

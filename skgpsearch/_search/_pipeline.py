@@ -26,7 +26,12 @@ Every structure search of the estimators runs these three stages, in
       distinct structures and the best of every depth -- re-optimised on all
       rows from their optima when the search optimised on subsets of the rows
       (a polished fit replaces its record when it is at least as good), and
-      the baselines, fitted on all rows with full effort.
+      the baselines, fitted on all rows with full effort. When the select
+      stage forecasts a series, the ``TREND_VARIANT_PARENTS`` best of them by
+      the criterion also bring their trend variants, ``S + LIN``
+      (:meth:`~skgpsearch.grammar.Grammar.trend_variants`), fitted from the
+      parent's values like a child of the search: the evidence of a training
+      range seldom tells a smooth trend from a linear one, a forecast does.
 
     Failure policy: a finalist whose fit fails is recorded and left out; if
     every finalist of a rung fails, the exploration's best is kept, on the
@@ -123,6 +128,10 @@ PREDICTIVE_FINALISTS = 4
 #: forecast log densities are within FORECAST_TIE nats of the best are tied, and the criterion decides.
 FORECAST_FRACTION = 0.15
 FORECAST_TIE = 1.0
+#: When the select stage forecasts, the trend variants of this many of the best finalists compete too;
+#: their records' message.
+TREND_VARIANT_PARENTS = 2
+TREND_VARIANT_MESSAGE = "trend variant of a finalist, fitted after the search"
 #: Averaged models below this fraction of the largest weight are dropped.
 MIN_AVERAGING_WEIGHT = 1e-6
 #: How hard the explore stage fits candidates: "full" (each candidate's start pool to convergence) or
@@ -299,7 +308,8 @@ class SearchPipeline:
         if not model_fitter.explore_fits_are_final:
             n_fits += 1 if self.settings.selection == "criterion" else PREDICTIVE_FINALISTS
         if self.settings.selection == "forecast":
-            n_fits += PREDICTIVE_FINALISTS  # one refit on the start of the series per finalist
+            # one refit on the start of the series per finalist; the trend variants' fits and refits
+            n_fits += PREDICTIVE_FINALISTS + 2 * TREND_VARIANT_PARENTS
 
         def reserve(result):
             times = [r.fit_time for r in result.records if r.status == OK]
@@ -341,6 +351,8 @@ class SearchPipeline:
             chosen.sort(key=lambda r: -r.criterion)
         # finalists get full effort: those the explore stage fitted cheaply are fitted again from their values
         chosen = [self._full_effort(model_fitter, result, r, X, y, seed) for r in chosen]
+        if self.settings.selection == "forecast":
+            chosen += self._trend_variants(model_fitter, result, chosen, grammar, seed)
         polished = {id(r): r for r in chosen}
         skipped = 0
         if not model_fitter.explore_fits_are_final:
@@ -367,6 +379,45 @@ class SearchPipeline:
             result.stop_reason += f"; time budget: {skipped} finalist fits left out"
         comparable = [polished.get(id(r), r) for r in result.records]
         return Finalists([r for r in records if r.status == OK], [r for r in comparable if r.status == OK])
+
+    def _trend_variants(self, model_fitter, result, chosen, grammar, seed):
+        """The fitted trend variants of the best finalists (recorded in ``result.records`` too).
+
+        A variant the search already fitted is reused; the others are fitted in
+        parallel, each from its parent's values and start hints.
+        """
+        X, y = model_fitter.X, model_fitter.y
+        if self._out_of_time():
+            return []
+        fitted = {r.structure.without_values(): r for r in result.records if r.status == OK}
+        taken = {r.structure.without_values() for r in chosen}
+        reused, jobs = [], {}
+        for parent in sorted(chosen, key=lambda r: -r.criterion)[:TREND_VARIANT_PARENTS]:
+            for variant in grammar.trend_variants(parent.structure, X.shape[1]):
+                key = variant.without_values()
+                if key in taken:
+                    continue
+                taken.add(key)
+                if key in fitted:
+                    reused.append(self._full_effort(model_fitter, result, fitted[key], X, y, seed))
+                else:
+                    jobs[key] = (variant, parent)
+        if not jobs:
+            return reused
+        fitter = model_fitter.candidate_fitter
+        n_features = X.shape[1]
+        hints = {id(parent): fitter.start_hints(parent, X, y, grammar.period_columns(n_features),
+                                                grammar.change_columns(n_features))
+                 for _, parent in jobs.values()}
+        records = Parallel(n_jobs=self.settings.n_jobs, prefer=self.settings.prefer)(
+            delayed(fitter)(variant, X, y, candidate_seed(seed, variant), parent.warm_state, hints[id(parent)])
+            for variant, parent in jobs.values())
+        for record, (_, parent) in zip(records, jobs.values()):
+            record.depth = None if parent.depth is None else parent.depth + 1
+            record.parent = str(parent.structure)
+            record.message = record.message or TREND_VARIANT_MESSAGE
+            result.records.append(record)
+        return reused + [r for r in records if r.status == OK]
 
     def _finalists_by_halving(self, model_fitter, exploration, grammar, seed):
         result, rows, order = exploration.result, exploration.rows, exploration.order
@@ -477,7 +528,8 @@ class SearchPipeline:
 
 
 #: The columns of an estimator's ``finalists_``.
-FINALIST_COLUMNS = ("structure", "criterion", "loo_log_density", "forecast_log_density", "weight", "baseline")
+FINALIST_COLUMNS = ("structure", "criterion", "loo_log_density", "forecast_log_density", "weight", "baseline",
+                    "trend_variant")
 
 
 def finalists_table(outcome: PipelineResult) -> dict[str, list]:
@@ -488,7 +540,8 @@ def finalists_table(outcome: PipelineResult) -> dict[str, list]:
     density of the series' latest rows forecast from the earlier ones (None
     unless the select stage judged forecasts); ``weight``: the finalist's
     weight in the prediction (0 when it was not selected); ``baseline``: one
-    of the standard models.
+    of the standard models; ``trend_variant``: a finalist plus a linear
+    trend, fitted after the search (see the module docstring).
     """
     weights = {id(r): float(w) for r, w in zip(outcome.selected, outcome.weights)}
     table = {key: [] for key in FINALIST_COLUMNS}
@@ -500,6 +553,7 @@ def finalists_table(outcome: PipelineResult) -> dict[str, list]:
         table["forecast_log_density"].append(record.predictive_score if forecast else None)
         table["weight"].append(weights.get(id(record), 0.0))
         table["baseline"].append(record.message.startswith("baseline"))
+        table["trend_variant"].append(record.message == TREND_VARIANT_MESSAGE)
     return table
 
 

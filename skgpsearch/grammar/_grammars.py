@@ -20,6 +20,8 @@ __all__ = ["Grammar", "CompositionalGrammar", "FixedStructureGrammar", "SumOfPro
 #: Kind of the baseline structures: the product of one per column is the ARD
 #: squared-exponential kernel, their sum the additive model (see ``baselines``).
 BASELINE_KIND = "SE"
+#: The kind of the linear trend a series finalist may gain (see :meth:`Grammar.trend_variants`).
+TREND_KIND = "LIN"
 
 
 class Grammar:
@@ -176,6 +178,24 @@ class Grammar:
             return []
         ses = [Base(BASELINE_KIND, c) for c in columns]
         return [e for e in (multiply(*ses), add(*ses)) if self.admits(e)]
+
+    def trend_variants(self, expr: Expr, n_features: int) -> list[Expr]:
+        """``expr`` plus a linear trend, one child per column the grammar gives a linear kernel.
+
+        A sum with a ``LIN`` term of its own keeps its direction beyond the
+        data; a greedy search seldom reaches it from a structure whose smooth
+        term already explains the trend in the training range, because there
+        the two fit alike. A column whose ``LIN`` is already a term of ``expr``
+        gets none; children outside the size restrictions are left out.
+        """
+        terms = {term.without_values() for term in expr.terms()}
+        variants = []
+        for base in self.base_set(n_features):
+            if base.name == TREND_KIND and base not in terms:
+                child = add(expr, base)
+                if self.admits(child):
+                    variants.append(child)
+        return variants
 
     def period_columns(self, n_features: int) -> list[int]:
         """Columns with a periodic base kernel (their candidates' fits start from the data's periods)."""
@@ -404,6 +424,9 @@ class FixedStructureGrammar(Grammar):
         return []
 
     def standard_structures(self, n_features: int) -> list[Expr]:
+        return []
+
+    def trend_variants(self, expr: Expr, n_features: int) -> list[Expr]:
         return []
 
 

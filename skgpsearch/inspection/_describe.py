@@ -153,6 +153,18 @@ def held_out_column(table):
     return "forecast_log_density" if forecast else "loo_log_density"
 
 
+def finalist_label(table, i, names=None):
+    """Row ``i`` of a ``finalists_`` table in words: its structure, and where it came from if not the search."""
+    origin = (" (baseline)" if table["baseline"][i]
+              else " (trend variant, fitted after the search)" if _is_trend_variant(table, i) else "")
+    return parse(table["structure"][i]).to_string(names) + origin
+
+
+def _is_trend_variant(table, i):
+    # (tables of models pickled before the column existed have none)
+    return bool(table.get("trend_variant") and table["trend_variant"][i])
+
+
 def _finalist_text(estimator, names, n_rows, chosen, target_class=None):
     """The finalists the select stage judged by held-out prediction, and why the chosen one won ('' if none)."""
     table = getattr(estimator, "finalists_", None)
@@ -178,8 +190,7 @@ def _finalist_text(estimator, names, n_rows, chosen, target_class=None):
     for i in rows:
         weight = table["weight"][i]
         note = (" -- chosen" if weight == 1.0 else f" -- weight {_percent(weight)}") if weight > 0 else ""
-        baseline = " (baseline)" if table["baseline"][i] else ""
-        lines.append(f"- {parse(table['structure'][i]).to_string(names)}{baseline}: "
+        lines.append(f"- {finalist_label(table, i, names)}: "
                      f"{_num(table[column][i] / n_rows)} per row, criterion {_num(table['criterion'][i])}"
                      f"{note}")
     chosen_row = rows[0]
@@ -192,6 +203,11 @@ def _finalist_text(estimator, names, n_rows, chosen, target_class=None):
                          "structure of the search.")
         elif composite:
             lines.append(f"{what} predicted held-out rows better than every composite structure of the search.")
+    elif forecast and _is_trend_variant(table, chosen_row):
+        lines.append("The chosen structure is a finalist of the search plus a linear trend, added after the search: "
+                     "a greedy search seldom adds a straight trend once its terms explain the training range, but "
+                     "beyond that range only a straight trend keeps its direction, and this one forecast the "
+                     "series' end best.")
     return "\n\n" + "\n".join(lines)
 
 

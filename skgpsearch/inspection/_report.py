@@ -21,7 +21,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._search._diagnostics import advice_for
 from ._decompose import feature_names_of, structure_text
-from ._describe import _with_names, describe, held_out_column
+from ._describe import _with_names, describe, finalist_label, held_out_column
 from ._forecast import forecast_holdout, forecast_table, plot_forecast, refit_copy
 
 __all__ = ["compare_with_random_forest", "write_report"]
@@ -319,7 +319,7 @@ def _finalists_table(estimator: Any, names: Sequence[str]) -> str:
     for i, text in enumerate(table["structure"]):
         loo = table[column][i]
         cells = ([str(table["class"][i])] if has_class else []) + [
-            parse(text).to_string(names) + (" (baseline)" if table["baseline"][i] else ""),
+            finalist_label(table, i, names),
             f"{table['criterion'][i]:.4g}", "" if loo is None else f"{loo:.4g}",
             f"{table['weight'][i]:.3g}" if table["weight"][i] else "",
         ]

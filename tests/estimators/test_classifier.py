@@ -25,7 +25,7 @@ from conftest import estimator_checks, two_moons_like
 # the checks that fit on their largest data, and every check of the robust configuration, are slow
 @estimator_checks(
     fast=[CompositionalGPClassifier(max_depth=1, n_restarts=0, random_state=0)],
-    slow=[CompositionalGPClassifier(max_depth=2, n_restarts=0, likelihood="robust", criterion="bic",
+    slow=[CompositionalGPClassifier(max_depth=1, n_restarts=0, likelihood="robust", criterion="bic",
                                     max_optimize_samples=20, random_state=0, model_averaging=2)],
     slow_checks={"check_classifiers_train", "check_positive_only_tag_during_fit"},
 )

@@ -26,7 +26,7 @@ def cheap(**params):
 # the checks that fit on their largest data, and every check of the Student-t configuration, are slow
 @estimator_checks(
     fast=[cheap(), cheap(max_depth=2, grammar="sum_of_products", criterion="aic", model_averaging=3)],
-    slow=[cheap(likelihood="student_t", max_depth=2, model_averaging=2)],
+    slow=[cheap(likelihood="student_t", model_averaging=2)],
     slow_checks={"check_regressors_train", "check_regressor_data_not_an_array"},
 )
 def test_sklearn_estimator_checks(estimator, check):
@@ -593,6 +593,36 @@ def test_selection_rules_and_their_errors(interaction_fit):
     assert stacked.selection_ == "stacking"  # the default on tabular data
     assert stacked.model_weights_.sum() == pytest.approx(1.0)
     assert sum(w > 0 for w in stacked.finalists_["weight"]) == len(stacked.model_weights_)
+
+
+def test_series_finalists_gain_linear_trends_that_forecast_the_rise():
+    # a cycle on a rising line, searched one level deep: no base kernel alone forecasts it
+    rng = np.random.default_rng(0)
+    X = np.linspace(0, 8, 64)[:, None]
+    y = np.sin(2 * np.pi * X[:, 0]) + 0.3 * X[:, 0] + 0.1 * rng.normal(size=64)
+    model = CompositionalGPRegressor(base_kernels=("SE", "PER", "LIN"), max_depth=1, n_restarts=0,
+                                     random_state=0).fit(X, y)
+    results = model.search_results_
+    rows = {s: i for i, s in enumerate(results["structure"])}
+    explored = sorted((s for s, d in zip(results["structure"], results["depth"]) if d == 1),
+                      key=lambda s: -results["criterion"][rows[s]])
+    parents = [s for s in explored[:2] if s != "LIN(0)"]  # the two best; LIN(0) has its trend already
+    variants = {p: i for i, p in enumerate(results["parent"]) if p is not None}
+    assert sorted(variants) == sorted(parents)
+    for parent, i in variants.items():
+        variant = results["structure"][i]
+        assert sorted(variant.split(" + ")) == sorted([parent, "LIN(0)"])
+        assert variant in model.finalists_["structure"]
+        # fitted from the parent's values: the larger model is at least as likely
+        assert results["log_marginal_likelihood"][i] >= results["log_marginal_likelihood"][rows[parent]] - 0.1
+    # the variant of the periodic term forecasts the rise (by tens of nats) and is selected
+    assert str(model.structure_.without_values()) == "PER(0) + LIN(0)"
+    X_ahead = np.linspace(8.5, 10, 16)[:, None]
+    truth = np.sin(2 * np.pi * X_ahead[:, 0]) + 0.3 * X_ahead[:, 0]
+    assert np.sqrt(np.mean((model.predict(X_ahead) - truth) ** 2)) < 0.15
+    flags = dict(zip(model.finalists_["structure"], model.finalists_["trend_variant"]))
+    assert {s for s, flag in flags.items() if flag} == {results["structure"][i] for i in variants.values()}
+    assert "PER(x0) + LIN(x0) (trend variant, fitted after the search)" in model.describe()
 
 
 def test_an_interrupt_while_forecasting_keeps_the_criterions_choice(monkeypatch):

@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 from skgpsearch.grammar import (
     Base,
     CompositionalGrammar,
+    FixedStructureGrammar,
     Sum,
     SumOfProductsGrammar,
     add,
@@ -201,6 +202,20 @@ def test_children_inherit_the_parents_values():
     for child in SumOfProductsGrammar().expand(fitted, n_features=2):
         kept = [leaf for leaf in child.leaves if leaf.params]
         assert kept and kept[0].params == {"variance": 2.0, "lengthscale": 0.3}
+
+
+def test_trend_variants_add_a_linear_term_the_structure_lacks():
+    g = CompositionalGrammar(["SE", "PER", "LIN"])
+    fitted = Base("SE", 0, {"variance": 2.0, "lengthscale": 0.3}) * Base("PER", 0)
+    variants = g.trend_variants(fitted, n_features=2)
+    assert [str(v) for v in variants] == ["LIN(0) + SE(0) * PER(0)", "LIN(1) + SE(0) * PER(0)"]
+    # the parent's values ride along, the new term starts without any
+    assert [leaf.params for leaf in variants[0].leaves if leaf.name == "SE"] == [{"variance": 2.0, "lengthscale": 0.3}]
+    assert [str(v) for v in g.trend_variants(parse("LIN(0) + SE(0)"), 1)] == []  # already has one
+    assert [str(v) for v in g.trend_variants(parse("SE(0) * LIN(0)"), 1)] == ["LIN(0) + SE(0) * LIN(0)"]
+    assert CompositionalGrammar(["SE", "PER"]).trend_variants(parse("SE(0)"), 1) == []  # no LIN in the grammar
+    assert CompositionalGrammar(["SE", "LIN"], max_terms=1).trend_variants(parse("SE(0)"), 1) == []
+    assert FixedStructureGrammar(parse("SE(0)")).trend_variants(parse("SE(0)"), 1) == []
 
 
 @pytest.mark.parametrize(
