@@ -17,7 +17,7 @@ import numpy as np
 from scipy.stats import t as student_t
 
 from .._search._diagnostics import advice_for
-from .._search._pipeline import FORECAST_FRACTION
+from .._search._pipeline import FORECAST_FRACTION, TREND_VARIANT_MESSAGE
 from ..grammar import Base, Change, Expr, Product, parse
 from ._decompose import decompose, feature_names_of, position
 from ._views import ClassificationView, explanation_view
@@ -550,7 +550,9 @@ def _search_summary(estimator, names):
     )
     results = estimator.search_results_
     n_screened = sum(status == "screened out" for status in results["status"])
-    n_total = len(results["structure"]) - n_screened
+    # the trend variants are fitted after the search (the finalists' text lists them)
+    n_variants = sum(message == TREND_VARIANT_MESSAGE for message in results["message"])
+    n_total = len(results["structure"]) - n_screened - n_variants
     n_failed = sum(status == "failed" for status in results["status"])
     n_degenerate = sum(status == "degenerate" for status in results["status"])
     depths = [level["depth"] for level in estimator.search_path_]

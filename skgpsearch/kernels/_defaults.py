@@ -13,7 +13,7 @@ lengthscale       spread of the columns                      [½ smallest gap be
 (SE, RQ, M*)      (at least 2 × the floor, if any)           100 × range]; with a lengthscale floor
                                                              (discretised columns) at least the
                                                              smallest gap
-alpha (RQ)        1                                          [1e-3, 1e3]
+alpha (RQ)        1                                          [0.1, 1e3]
 period (PER)      geometric mean of its bounds               [2 × median spacing of the distinct values
                                                              (Nyquist for regular sampling; the
                                                              smallest gap of irregular inputs would

@@ -386,8 +386,8 @@ class RationalQuadratic(_Stationary):
 
 
 def _alpha(columns, summary):
-    """1, within [1e-3, 1e3]."""
-    return (1.0, (1e-3, 1e3))
+    """1, within [0.1, 1e3]."""
+    return (1.0, (0.1, 1e3))
 
 
 _RQ_SPEC = KernelSpec(
