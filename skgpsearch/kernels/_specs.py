@@ -386,7 +386,13 @@ class RationalQuadratic(_Stationary):
 
 
 def _alpha(columns, summary):
-    """1, within [0.1, 1e3]."""
+    """1, within [0.1, 1e3].
+
+    As α → 0 an RQ tends to a constant kernel (at α = 1e-3 points ten
+    lengthscales apart still correlate at 0.99; at 0.1, at 0.54): the evidence
+    then takes it for a trend or an amplitude that never changes inside the
+    data, and its forecast reverts to the mean (co2: 3.66 ppm RMSE against 1.40).
+    """
     return (1.0, (0.1, 1e3))
 
 
