@@ -202,7 +202,7 @@ class StructureSearchMixin:
             selection=resolve_selection(self.selection, model_fitter.has_loo, model_fitter.X.shape[1],
                                         model_fitter.forecasts),
             min_improvement=self.min_improvement,
-            explore_effort=_pipeline.EXPLORE_EFFORT,
+            explore_effort=model_fitter.explore_effort,
             refine_per_level=_pipeline.REFINE_PER_LEVEL,
             progress=self._progress(),
             criterion_name=criterion.display_name,

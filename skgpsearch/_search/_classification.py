@@ -141,6 +141,11 @@ class BinaryClassificationModelFitter:
         return _pipeline.LAPLACE_POSTERIOR_ROWS
 
     @property
+    def explore_effort(self) -> str:
+        # a refit of one structure is the finalist itself: full effort
+        return _pipeline.CLASSIFICATION_EXPLORE_EFFORT if self.searching else "full"
+
+    @property
     def candidate_fitter(self) -> CandidateFitter:
         return self._fitter
 

@@ -79,6 +79,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 import numpy as np
+from joblib import effective_n_jobs
 from scipy.special import logsumexp
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.parallel import Parallel, delayed
@@ -92,13 +93,14 @@ from ._progress import ProgressCallback
 from ._records import OK, CandidateRecord, candidate_seed
 
 __all__ = [
-    "EXPLORE_EFFORT",
+    "CLASSIFICATION_EXPLORE_EFFORT",
     "EXPLORE_ROWS",
     "FIRST_FINALISTS",
     "FORECAST_FRACTION",
     "HALVING_FACTOR",
     "LAPLACE_POSTERIOR_ROWS",
     "PREDICTIVE_FINALISTS",
+    "REGRESSION_EXPLORE_EFFORT",
     "SELECTIONS",
     "Exploration",
     "Finalists",
@@ -134,10 +136,14 @@ TREND_VARIANT_PARENTS = 2
 TREND_VARIANT_MESSAGE = "trend variant of a finalist, fitted after the search"
 #: Averaged models below this fraction of the largest weight are dropped.
 MIN_AVERAGING_WEIGHT = 1e-6
-#: How hard the explore stage fits candidates: "full" (each candidate's start pool to convergence) or
-#: "explore" (its best two or three starts, a few iterations each, then the REFINE_PER_LEVEL best of each
-#: depth and every finalist fitted again with full effort).
-EXPLORE_EFFORT = "full"
+#: How hard the explore stage fits candidates, per task (a model fitter's ``explore_effort``): "full" (each
+#: candidate's start pool to convergence) or "explore" (its best two or three starts, a few iterations each,
+#: then the REFINE_PER_LEVEL best of each depth and every finalist fitted again with full effort).
+#: Regression keeps "full": on Mauna Loa the explore effort ended 6 nats of BIC lower (benchmarks/bench_search.py).
+#: Classification explores: on 10 folds of breast449, pima, liver and heart_cleveland (benchmarks/tabular.py) it
+#: took 1.2-2x less time a fold at the same held-out error (the finalists get full effort).
+REGRESSION_EXPLORE_EFFORT = "full"
+CLASSIFICATION_EXPLORE_EFFORT = "explore"
 REFINE_PER_LEVEL = 2
 #: The rules of the select stage (see the module docstring).
 SELECTIONS = ("criterion", "loo", "stacking", "forecast")
@@ -165,6 +171,8 @@ class ModelFitter(Protocol):
     #: Whether the explore stage fits every candidate with full effort on the rows it is given; if not,
     #: the selected structure is polished on all rows.
     explore_fits_are_final: bool
+    #: How hard the explore stage fits candidates: "full" or "explore" (see CLASSIFICATION_EXPLORE_EFFORT).
+    explore_effort: str
     #: The most rows a finalist is fitted on (None: all).
     max_rows: int | None
     #: Whether its models have leave-one-out predictive densities (select by "loo" and "stacking").
@@ -317,17 +325,42 @@ class SearchPipeline:
 
         return reserve
 
-    def _full_effort(self, model_fitter, result, record, X, y, seed):
-        """``record`` fitted with full effort (in ``result.records`` too): itself when it already was."""
-        if record.effort == "full" or self._out_of_time():
-            return record
-        refit = model_fitter.candidate_fitter(record.structure, X, y, candidate_seed(seed, record.structure),
-                                              record.warm_state)
-        refined = merge_full_effort_refit(record, refit)
-        result.records[[i for i, r in enumerate(result.records) if r is record][0]] = refined
-        if result.best is record:
-            result.best_index = result.records.index(refined)
-        return refined
+    def _full_effort(self, model_fitter, result, records, X, y, seed):
+        """``records`` fitted with full effort, in parallel (replaced in ``result.records`` too).
+
+        A record the explore stage already fitted with full effort is kept as
+        it is, and so is one the time budget leaves no time for.
+        """
+        explored = [r for r in records if r.effort != "full"]
+        fitter = model_fitter.candidate_fitter
+        refits = self._fit_in_parallel([(fitter, (r.structure, X, y, candidate_seed(seed, r.structure), r.warm_state))
+                                        for r in explored])
+        refined = {}
+        for record, refit in zip(explored, refits):
+            if refit is None:
+                continue
+            refined[id(record)] = merged = merge_full_effort_refit(record, refit)
+            position = next(i for i, r in enumerate(result.records) if r is record)
+            result.records[position] = merged
+            if result.best is record:
+                result.best_index = position
+        return [refined.get(id(r), r) for r in records]
+
+    def _fit_in_parallel(self, jobs):
+        """``function(*arguments)`` for each ``(function, arguments)`` job, in parallel; None where the time
+        budget ran out first (then the jobs go in batches of ``n_jobs`` and the budget is checked between them).
+        """
+        results = [None] * len(jobs)
+        if not jobs:
+            return results
+        batch = len(jobs) if self._deadline is None else max(1, effective_n_jobs(self.settings.n_jobs))
+        for first in range(0, len(jobs), batch):
+            if self._out_of_time():
+                break
+            chunk = jobs[first : first + batch]
+            results[first : first + len(chunk)] = Parallel(n_jobs=self.settings.n_jobs, prefer=self.settings.prefer)(
+                delayed(function)(*arguments) for function, arguments in chunk)
+        return results
 
     def _out_of_time(self):
         return self._deadline is not None and time.perf_counter() > self._deadline
@@ -350,31 +383,32 @@ class SearchPipeline:
                                    len(result.records))
             chosen.sort(key=lambda r: -r.criterion)
         # finalists get full effort: those the explore stage fitted cheaply are fitted again from their values
-        chosen = [self._full_effort(model_fitter, result, r, X, y, seed) for r in chosen]
+        chosen = self._full_effort(model_fitter, result, chosen, X, y, seed)
         if self.settings.selection == "forecast":
             chosen += self._trend_variants(model_fitter, result, chosen, grammar, seed)
-        polished = {id(r): r for r in chosen}
-        skipped = 0
+        # the polishing of the finalists on all rows and the baselines' fits, in parallel
+        jobs = []
         if not model_fitter.explore_fits_are_final:
             fitter = model_fitter.refit_fitter(X.shape[0])
-            for r in chosen:
-                if self._out_of_time():
-                    skipped += 1
-                    continue
-                polished[id(r)] = _polished(fitter, r, X, y, seed)
-        records = [polished[id(r)] for r in chosen]
+            jobs += [(_polished, (fitter, r, X, y, seed)) for r in chosen]
         baselines = [s for s in model_fitter.baseline_structures(grammar) if all(s != r.structure for r in chosen)]
         if baselines:
             fitter = model_fitter.baseline_fitter()
-            for structure in baselines:
-                if self._out_of_time():
-                    skipped += 1
-                    continue
-                record = fitter(structure, X, y, candidate_seed(seed, structure))
-                record.depth, record.parent = 1, None
-                record.message = record.message or "baseline, fitted on all rows after the search"
-                result.records.append(record)
-                records.append(record)
+            jobs += [(fitter, (structure, X, y, candidate_seed(seed, structure))) for structure in baselines]
+        fitted = self._fit_in_parallel(jobs)
+        skipped = sum(record is None for record in fitted)
+        polished = {id(r): r for r in chosen}
+        if not model_fitter.explore_fits_are_final:
+            polished.update({id(r): refit for r, refit in zip(chosen, fitted) if refit is not None})
+            fitted = fitted[len(chosen):]
+        records = [polished[id(r)] for r in chosen]
+        for record in fitted:
+            if record is None:
+                continue
+            record.depth, record.parent = 1, None
+            record.message = record.message or "baseline, fitted on all rows after the search"
+            result.records.append(record)
+            records.append(record)
         if skipped:
             result.stop_reason += f"; time budget: {skipped} finalist fits left out"
         comparable = [polished.get(id(r), r) for r in result.records]
@@ -399,9 +433,10 @@ class SearchPipeline:
                     continue
                 taken.add(key)
                 if key in fitted:
-                    reused.append(self._full_effort(model_fitter, result, fitted[key], X, y, seed))
+                    reused.append(fitted[key])
                 else:
                     jobs[key] = (variant, parent)
+        reused = self._full_effort(model_fitter, result, reused, X, y, seed)
         if not jobs:
             return reused
         fitter = model_fitter.candidate_fitter

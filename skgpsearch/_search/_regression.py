@@ -32,6 +32,7 @@ from ._diagnostics import MAD_TO_SD
 from ._exact_fitter import RegressionCandidateFitter
 from ._laplace_fitter import LaplaceCandidateFitter
 from ._models import RegressionModel
+from . import _pipeline
 from ._pipeline import PipelineResult
 from ._records import CandidateRecord, single_threaded_blas
 from ._sparse_fitter import SparseCandidateFitter
@@ -97,6 +98,10 @@ class RegressionModelFitter:
     extra_initial: tuple[Expr, ...] = ()
     explore_fits_are_final = True
     max_rows = None
+
+    @property
+    def explore_effort(self) -> str:
+        return _pipeline.REGRESSION_EXPLORE_EFFORT
 
     def __init__(self, options: RegressionOptions, X: np.ndarray, y: np.ndarray, criterion: SelectionCriterion, *,
                  random_state: Any = None, make_estimator: Callable[[RegressionModel], Any] | None = None) -> None:
