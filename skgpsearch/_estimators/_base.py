@@ -202,7 +202,9 @@ class StructureSearchMixin:
             selection=resolve_selection(self.selection, model_fitter.has_loo, model_fitter.X.shape[1],
                                         model_fitter.forecasts),
             min_improvement=self.min_improvement,
-            explore_effort=model_fitter.explore_effort,
+            # one structure, or one level: its candidates are the finalists, nothing to explore cheaply
+            explore_effort=("full" if grammar.single_structure or self.max_depth == 1
+                            else model_fitter.explore_effort),
             refine_per_level=_pipeline.REFINE_PER_LEVEL,
             progress=self._progress(),
             criterion_name=criterion.display_name,

@@ -142,8 +142,7 @@ class BinaryClassificationModelFitter:
 
     @property
     def explore_effort(self) -> str:
-        # a refit of one structure is the finalist itself: full effort
-        return _pipeline.CLASSIFICATION_EXPLORE_EFFORT if self.searching else "full"
+        return _pipeline.explore_effort_for(self.X.shape[1])
 
     @property
     def candidate_fitter(self) -> CandidateFitter:

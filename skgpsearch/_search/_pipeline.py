@@ -93,14 +93,14 @@ from ._progress import ProgressCallback
 from ._records import OK, CandidateRecord, candidate_seed
 
 __all__ = [
-    "CLASSIFICATION_EXPLORE_EFFORT",
+    "EXPLORE_EFFORT",
     "EXPLORE_ROWS",
     "FIRST_FINALISTS",
     "FORECAST_FRACTION",
     "HALVING_FACTOR",
     "LAPLACE_POSTERIOR_ROWS",
     "PREDICTIVE_FINALISTS",
-    "REGRESSION_EXPLORE_EFFORT",
+    "ONE_COLUMN_EXPLORE_EFFORT",
     "SELECTIONS",
     "Exploration",
     "Finalists",
@@ -108,6 +108,7 @@ __all__ = [
     "PipelineResult",
     "SearchPipeline",
     "distinct_best",
+    "explore_effort_for",
     "finalists_table",
     "halving_sizes",
     "refit_finalists",
@@ -136,14 +137,15 @@ TREND_VARIANT_PARENTS = 2
 TREND_VARIANT_MESSAGE = "trend variant of a finalist, fitted after the search"
 #: Averaged models below this fraction of the largest weight are dropped.
 MIN_AVERAGING_WEIGHT = 1e-6
-#: How hard the explore stage fits candidates, per task (a model fitter's ``explore_effort``): "full" (each
-#: candidate's start pool to convergence) or "explore" (its best two or three starts, a few iterations each,
-#: then the REFINE_PER_LEVEL best of each depth and every finalist fitted again with full effort).
-#: Regression keeps "full": on Mauna Loa the explore effort ended 6 nats of BIC lower (benchmarks/bench_search.py).
-#: Classification explores: on 10 folds of breast449, pima, liver and heart_cleveland (benchmarks/tabular.py) it
-#: took 1.2-2x less time a fold at the same held-out error (the finalists get full effort).
-REGRESSION_EXPLORE_EFFORT = "full"
-CLASSIFICATION_EXPLORE_EFFORT = "explore"
+#: How hard the explore stage fits candidates (a model fitter's ``explore_effort``, see explore_effort_for):
+#: "full" (each candidate's start pool to convergence) or "explore" (its best two or three starts, a few
+#: iterations each, then the REFINE_PER_LEVEL best of each depth and every finalist fitted again with full effort).
+#: Two or more columns explore: same held-out error on 10 folds of breast449, pima, liver and heart_cleveland, and
+#: the same search result on 3 folds of diabetes and cpus (benchmarks/tabular.py's), in 1.2-2.6x less time.
+#: One column (a series) keeps "full": on Mauna Loa the explore effort ended 6 nats of BIC lower
+#: (benchmarks/bench_search.py), and a series' forecast rests on the search's own best structures.
+EXPLORE_EFFORT = "explore"
+ONE_COLUMN_EXPLORE_EFFORT = "full"
 REFINE_PER_LEVEL = 2
 #: The rules of the select stage (see the module docstring).
 SELECTIONS = ("criterion", "loo", "stacking", "forecast")
@@ -171,7 +173,7 @@ class ModelFitter(Protocol):
     #: Whether the explore stage fits every candidate with full effort on the rows it is given; if not,
     #: the selected structure is polished on all rows.
     explore_fits_are_final: bool
-    #: How hard the explore stage fits candidates: "full" or "explore" (see CLASSIFICATION_EXPLORE_EFFORT).
+    #: How hard the explore stage fits candidates: "full" or "explore" (see explore_effort_for).
     explore_effort: str
     #: The most rows a finalist is fitted on (None: all).
     max_rows: int | None
@@ -726,6 +728,11 @@ def _as_finalist(refitted: CandidateRecord, record: CandidateRecord, n_rows: int
     note = f"finalist refitted on {n_rows} rows"
     refitted.message = f"{note}: {refitted.message}" if refitted.message else note
     return refitted
+
+
+def explore_effort_for(n_features: int) -> str:
+    """How hard the explore stage of a search fits candidates on data with ``n_features`` columns (see EXPLORE_EFFORT)."""
+    return EXPLORE_EFFORT if n_features >= 2 else ONE_COLUMN_EXPLORE_EFFORT
 
 
 def distinct_best(records: Sequence[CandidateRecord], k: int) -> list[CandidateRecord]:

@@ -101,7 +101,7 @@ class RegressionModelFitter:
 
     @property
     def explore_effort(self) -> str:
-        return _pipeline.REGRESSION_EXPLORE_EFFORT
+        return _pipeline.explore_effort_for(self.X.shape[1])
 
     def __init__(self, options: RegressionOptions, X: np.ndarray, y: np.ndarray, criterion: SelectionCriterion, *,
                  random_state: Any = None, make_estimator: Callable[[RegressionModel], Any] | None = None) -> None:

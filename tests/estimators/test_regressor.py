@@ -11,6 +11,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.gaussian_process import GaussianProcessRegressor
 
 from skgpsearch import CompositionalGPClassifier, CompositionalGPRegressor
+from skgpsearch._search import _pipeline as pipeline_module
 from skgpsearch.grammar import CompositionalGrammar, SumOfProductsGrammar, parse
 from skgpsearch.kernels import to_kernel
 
@@ -378,10 +379,11 @@ def test_interrupted_search_keeps_the_best_so_far(additive_interaction_data, mon
     original = search_module.RegressionCandidateFitter.__call__
     calls = []
     n_first = len(CompositionalGrammar(["SE"]).initial(X.shape[1]))  # per-column SEs, ARD and additive
+    refits = pipeline_module.REFINE_PER_LEVEL if pipeline_module.explore_effort_for(X.shape[1]) == "explore" else 0
 
     def interrupt_in_the_second_level(self, *args, **kwargs):
         calls.append(1)
-        if len(calls) > n_first:
+        if len(calls) > n_first + refits:  # the first level's fits, and its best refitted with full effort
             raise KeyboardInterrupt
         return original(self, *args, **kwargs)
 

@@ -324,7 +324,7 @@ def test_explore_effort_fits_candidates_cheaply_and_the_best_of_each_depth_fully
     rng = np.random.default_rng(0)
     X = rng.uniform(-2, 2, size=(60, 2))
     y = np.sin(2 * X[:, 0]) + 0.5 * X[:, 1] + 0.1 * rng.normal(size=60)
-    monkeypatch.setattr(pipeline_module, "REGRESSION_EXPLORE_EFFORT", "explore")
+    monkeypatch.setattr(pipeline_module, "EXPLORE_EFFORT", "explore")
     model = CompositionalGPRegressor(base_kernels=("SE", "LIN"), max_depth=2, random_state=0, n_restarts=1).fit(X, y)
     table = model.search_results_
     for depth in (1, 2):
@@ -339,7 +339,7 @@ def test_explore_effort_fits_candidates_cheaply_and_the_best_of_each_depth_fully
                       zip(model.finalists_["structure"], model.finalists_["baseline"]) if not b]
     assert min(finalist_costs) > min(table["n_evaluations"])
     full = CompositionalGPRegressor(base_kernels=("SE", "LIN"), max_depth=2, random_state=0, n_restarts=1)
-    monkeypatch.setattr(pipeline_module, "REGRESSION_EXPLORE_EFFORT", "full")
+    monkeypatch.setattr(pipeline_module, "EXPLORE_EFFORT", "full")
     full.fit(X, y)
     assert sum(table["n_evaluations"]) < sum(full.search_results_["n_evaluations"])
     assert len(table["structure"]) == len(full.search_results_["structure"])
