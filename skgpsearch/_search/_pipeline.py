@@ -99,8 +99,8 @@ __all__ = [
     "FORECAST_FRACTION",
     "HALVING_FACTOR",
     "LAPLACE_POSTERIOR_ROWS",
-    "PREDICTIVE_FINALISTS",
     "ONE_COLUMN_EXPLORE_EFFORT",
+    "PREDICTIVE_FINALISTS",
     "SELECTIONS",
     "Exploration",
     "Finalists",
@@ -141,7 +141,7 @@ MIN_AVERAGING_WEIGHT = 1e-6
 #: "full" (each candidate's start pool to convergence) or "explore" (its best two or three starts, a few
 #: iterations each, then the REFINE_PER_LEVEL best of each depth and every finalist fitted again with full effort).
 #: Two or more columns explore: same held-out error on 10 folds of breast449, pima, liver and heart_cleveland, and
-#: the same search result on 3 folds of diabetes and cpus (benchmarks/tabular.py's), in 1.2-2.6x less time.
+#: the same search result on 3 folds of diabetes and cpus (benchmarks/tabular.py's), in 1.5-2.6x less time.
 #: One column (a series) keeps "full": on Mauna Loa the explore effort ended 6 nats of BIC lower
 #: (benchmarks/bench_search.py), and a series' forecast rests on the search's own best structures.
 EXPLORE_EFFORT = "explore"
