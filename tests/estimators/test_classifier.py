@@ -22,9 +22,10 @@ from skgpsearch.kernels import DataSummary, default_hyperparameters, discrete_co
 from conftest import estimator_checks, two_moons_like
 
 
-# the checks that fit on their largest data, and every check of the robust configuration, are slow
+# the checks that fit on their largest data, and every check of the robust configuration, are slow;
+# the fast configuration leaves out the baselines (half of its fit time), the slow one keeps them
 @estimator_checks(
-    fast=[CompositionalGPClassifier(max_depth=1, n_restarts=0, random_state=0)],
+    fast=[CompositionalGPClassifier(max_depth=1, n_restarts=0, baseline_models=False, random_state=0)],
     slow=[CompositionalGPClassifier(max_depth=1, n_restarts=0, likelihood="robust", criterion="bic",
                                     max_optimize_samples=20, random_state=0, model_averaging=2)],
     slow_checks={"check_classifiers_train", "check_positive_only_tag_during_fit"},
@@ -211,12 +212,14 @@ def test_discretised_features_floor_the_lengthscale(monkeypatch):
     y = (X[:, 0] % 2 == 0).astype(int)
     flips = rng.random(n) < 0.1
     y[flips] = 1 - y[flips]
-    clf = CompositionalGPClassifier(max_depth=1, random_state=0).fit(X, y)
+    # (the floors are on the search's base kernels: the baselines are left out)
+    clf = CompositionalGPClassifier(max_depth=1, baseline_models=False, random_state=0).fit(X, y)
     # not marked discretised, column 0 still gets the floor of continuous columns: its median spacing, 1
-    continuous = CompositionalGPClassifier(max_depth=1, random_state=0, discrete_features=False).fit(X, y)
+    continuous = CompositionalGPClassifier(max_depth=1, baseline_models=False, random_state=0,
+                                           discrete_features=False).fit(X, y)
     with monkeypatch.context() as patch:
         patch.setattr(classifier_module, "classification_summary", lambda X, option: DataSummary.from_data(X))
-        free = CompositionalGPClassifier(max_depth=1, random_state=0).fit(X, y)  # no floor at all
+        free = CompositionalGPClassifier(max_depth=1, baseline_models=False, random_state=0).fit(X, y)  # no floor
     leaf = [l for l in clf.structure_.leaves if l.columns == (0,)]
     assert leaf and all(l.params["lengthscale"] >= 1.0 - 1e-9 for l in leaf)
     # as a continuous column, a lengthscale at its spacing is a white-noise optimum: rejected, never chosen

@@ -117,6 +117,7 @@ def test_runs_unchanged_on_a_dask_cluster(additive_interaction_data):
     np.testing.assert_allclose(remote.search_results_["criterion"], local.search_results_["criterion"], rtol=1e-12)
 
 
+@pytest.mark.slow  # starting the cluster's processes takes most of its time
 def test_runs_identically_on_a_cluster_of_worker_processes(additive_interaction_data):
     distributed = pytest.importorskip("dask.distributed")
     X, y = additive_interaction_data
