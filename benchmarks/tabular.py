@@ -16,6 +16,10 @@ Methods
     (:class:`~skgpsearch.criteria.HyperPrior`) at the fitted values (Corani et al. 2020);
   * "loo": the best leave-one-out log predictive density;
   * "stacking": the finalists' mixture with stacking weights (Yao et al. 2018);
+  * "stacking-clear": the default's "stacking" since 2026-11-26: for the classifier, stacking of
+    the baselines and the search's structures whose leave-one-out log density beats the best
+    baseline's by more than one standard error of the per-row differences (the others are held
+    back); for the regressor, "stacking";
   * "stacking-2se": stacking where its leave-one-out log score beats the criterion's choice by
     more than two standard errors of the per-row differences, else the criterion's choice
     (measured from wine on; not a rule of the estimators);
@@ -59,7 +63,7 @@ from sklearn.preprocessing import StandardScaler
 
 from skgpsearch import CompositionalGPClassifier, CompositionalGPRegressor
 from skgpsearch._search import BinaryClassificationModelFitter
-from skgpsearch._search._pipeline import resolve_selection, stacking_weights
+from skgpsearch._search._pipeline import _clear_of_the_baselines, resolve_selection, stacking_weights
 from skgpsearch.criteria import HyperPrior
 
 from classification_real import HEART_CODES  # the benchmarks folder is on sys.path when run as a script
@@ -69,7 +73,7 @@ RESULTS = Path(__file__).resolve().parent / "results" / "tabular.json"
 N_FOLDS = 10
 CLASSIFICATION = ["breast449", "pima", "liver", "heart_cleveland", "breast_cancer", "wine"]
 REGRESSION = ["auto_mpg", "cpus", "mcycle", "diabetes"]
-RULES = ["today", "criterion", "map", "loo", "stacking", "stacking-2se", "pseudo-bma", "bma"]
+RULES = ["today", "criterion", "map", "loo", "stacking", "stacking-clear", "stacking-2se", "pseudo-bma", "bma"]
 
 
 def load(name):
@@ -181,6 +185,12 @@ def rule_weights(model_fitter, outcome):
             gain = mixture - densities[:, [r is chosen for r in scored].index(True)]
             clear = gain.sum() > 2.0 * math.sqrt(gain.size) * gain.std()
             out["stacking-2se"] = out["stacking"] if clear else out["criterion"]
+        # the default: stacking of the baselines and the structures that clearly beat the best baseline
+        margin = model_fitter.baseline_margin_se
+        kept = scored if margin is None else _clear_of_the_baselines(
+            scored, {id(r): densities[:, i] for i, r in enumerate(scored)}, margin)[0]
+        w = stacking_weights(np.column_stack([densities[:, scored.index(r)] for r in kept]))
+        out["stacking-clear"] = [(r, float(x)) for r, x in zip(kept, w) if x >= 1e-6 * w.max()]
     return out
 
 
@@ -363,7 +373,8 @@ def _fold_values(result, method, metric):
         rule = method[len("ours: "):]
         folds_done = result.get("ours", {})
         if rule == "default":  # folds searched with selection="loo" on 2+ columns: today's "auto" rule there
-            default = {"loo": resolve_selection("auto", has_loo=True, n_features=2), "criterion": "criterion"}
+            auto = resolve_selection("auto", has_loo=True, n_features=2)
+            default = {"loo": "stacking-clear" if auto == "stacking" else auto, "criterion": "criterion"}
             values = [f[default[f["selection"]]][metric] for f in folds_done.values() if default[f["selection"]] in f]
         else:
             values = [f[rule][metric] for f in folds_done.values() if rule in f]

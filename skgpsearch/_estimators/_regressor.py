@@ -229,8 +229,12 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
         ``"stacking"``), ``forecast_log_density`` (the log density of the
         series' last 15 % forecast from the rest, original units; None unless
         selected by ``"forecast"``), ``weight`` (in the prediction; 0 if not
-        selected), ``baseline`` and ``trend_variant`` (a finalist plus a
-        ``LIN`` term, fitted after the search when selecting by forecasts).
+        selected), ``baseline``, ``trend_variant`` (a finalist plus a
+        ``LIN`` term, fitted after the search when selecting by forecasts) and
+        ``held_back`` (a structure of the search left out of a leave-one-out
+        selection: its advantage over the best baseline was within one
+        standard error, which the best of many structures chosen on the same
+        rows gains by chance).
     selection_ : str
         The rule that chose the final model: ``"criterion"``, ``"loo"``,
         ``"stacking"`` or ``"forecast"`` (what ``selection="auto"`` became).

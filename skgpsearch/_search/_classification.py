@@ -145,6 +145,10 @@ class BinaryClassificationModelFitter:
         return _pipeline.explore_effort_for(self.X.shape[1])
 
     @property
+    def baseline_margin_se(self) -> float:
+        return _pipeline.COMPOSITE_MARGIN_SE
+
+    @property
     def candidate_fitter(self) -> CandidateFitter:
         return self._fitter
 

@@ -17,7 +17,7 @@ import numpy as np
 from scipy.stats import t as student_t
 
 from .._search._diagnostics import advice_for
-from .._search._pipeline import FORECAST_FRACTION, TREND_VARIANT_MESSAGE
+from .._search._pipeline import COMPOSITE_MARGIN_SE, FORECAST_FRACTION, TREND_VARIANT_MESSAGE
 from ..grammar import Base, Change, Expr, Product, parse
 from ._decompose import decompose, feature_names_of, position
 from ._views import ClassificationView, explanation_view
@@ -156,13 +156,18 @@ def held_out_column(table):
 def finalist_label(table, i, names=None):
     """Row ``i`` of a ``finalists_`` table in words: its structure, and where it came from if not the search."""
     origin = (" (baseline)" if table["baseline"][i]
-              else " (trend variant, fitted after the search)" if _is_trend_variant(table, i) else "")
+              else " (trend variant, fitted after the search)" if _is_trend_variant(table, i)
+              else " (held back: not clearly better than the best baseline)" if _is_held_back(table, i) else "")
     return parse(table["structure"][i]).to_string(names) + origin
 
 
 def _is_trend_variant(table, i):
     # (tables of models pickled before the column existed have none)
     return bool(table.get("trend_variant") and table["trend_variant"][i])
+
+
+def _is_held_back(table, i):
+    return bool(table.get("held_back") and table["held_back"][i])
 
 
 def _finalist_text(estimator, names, n_rows, chosen, target_class=None):
@@ -194,6 +199,12 @@ def _finalist_text(estimator, names, n_rows, chosen, target_class=None):
                      f"{_num(table[column][i] / n_rows)} per row, criterion {_num(table['criterion'][i])}"
                      f"{note}")
     chosen_row = rows[0]
+    held_back = sum(_is_held_back(table, i) for i in rows)
+    if held_back:
+        lines.append(f"{held_back} structure{'s' if held_back > 1 else ''} of the search "
+                     f"{'were' if held_back > 1 else 'was'} held back: none beat the best baseline's leave-one-out "
+                     f"log density by more than {_num(COMPOSITE_MARGIN_SE)} standard error of the difference, which "
+                     "the best of many structures chosen on these same rows gains by chance.")
     if table["baseline"][chosen_row]:
         composite = [i for i in rows if not table["baseline"][i]]
         what = ("One ARD kernel (an SE over all columns, one lengthscale each)" if isinstance(chosen, Product)
@@ -201,6 +212,9 @@ def _finalist_text(estimator, names, n_rows, chosen, target_class=None):
         if composite and table["weight"][chosen_row] < 1.0:
             lines.append(f"{what} carries the largest weight in the stacked prediction, above every composite "
                          "structure of the search.")
+        elif composite and held_back:
+            lines.append(f"{what} was chosen: no composite structure of the search predicted held-out rows "
+                         "clearly better.")
         elif composite:
             lines.append(f"{what} predicted held-out rows better than every composite structure of the search.")
     elif forecast and _is_trend_variant(table, chosen_row):

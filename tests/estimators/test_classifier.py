@@ -444,6 +444,16 @@ def test_each_binary_problem_selects_among_its_finalists_by_held_out_labels(thre
         # the recorded held-out score is the chosen model's own leave-one-out log probability of its labels
         assert table["loo_log_density"][chosen] == pytest.approx(model.loo_log_density().sum(), rel=1e-9)
         assert np.all(model.loo_log_density() <= 0.0)
+        # a structure of the search competes only if it beats the best baseline clearly: at least, by more
+        # than nothing; the held back ones carry no weight
+        best_baseline = max(table["loo_log_density"][i] for i in rows if table["baseline"][i])
+        for i in rows:
+            if table["held_back"][i]:
+                assert not table["baseline"][i] and table["weight"][i] == 0.0
+            elif not table["baseline"][i]:
+                assert table["loo_log_density"][i] > best_baseline
+            if not table["baseline"][i] and table["loo_log_density"][i] <= best_baseline:
+                assert table["held_back"][i]
 
 
 def test_map_objective_maximises_the_evidence_plus_the_log_hyperprior():

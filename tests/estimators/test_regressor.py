@@ -568,6 +568,8 @@ def test_the_baselines_compete_as_finalists_and_held_out_prediction_selects(inte
         mean, std = gp.predict(X[i:i + 1], return_std=True)
         total += -0.5 * np.log(2 * np.pi * (std[0] ** 2 + noise)) - 0.5 * (z[i] - mean[0]) ** 2 / (std[0] ** 2 + noise)
     assert table["loo_log_density"][chosen] == pytest.approx(total - len(y) * np.log(model._y_train_std), rel=1e-6)
+    # regression holds nothing back (no baseline_margin_se)
+    assert not any(table["held_back"])
     text = model.describe()
     assert "chosen among" in text and "One ARD kernel" in text and "predicted held-out rows better" in text
 

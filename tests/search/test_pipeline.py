@@ -11,7 +11,8 @@ from scipy.special import logsumexp
 import skgpsearch._search._pipeline as pipeline_module
 from skgpsearch._search._loop import SearchSettings
 from skgpsearch._search._progress import LevelReport
-from skgpsearch._search._pipeline import SearchPipeline, refit_finalists, resolve_selection, stacking_weights
+from skgpsearch._search._pipeline import (SearchPipeline, finalists_table, refit_finalists, resolve_selection,
+                                         stacking_weights)
 from skgpsearch._search._records import FAILED, CandidateRecord
 from skgpsearch.criteria import BIC, CallableCriterion
 from skgpsearch.grammar import SumOfProductsGrammar, parse
@@ -75,6 +76,10 @@ class _TableModelFitter:
 
     extra_initial = ()
     has_loo = True
+
+    @property
+    def baseline_margin_se(self):
+        return pipeline_module.COMPOSITE_MARGIN_SE
 
     def __init__(self, n, table, *, explores_samples=True, final=True, baselines=(), fail=False):
         self.X = np.arange(3.0 * n).reshape(n, 3)
@@ -228,12 +233,44 @@ def test_selection_by_leave_one_out_density_and_pseudo_bma():
     assert finalists[0] == "SE(0) + SE(1)" and finalists[-1] == "SE(0) * SE(1) * SE(2)" and "SE(0)" in finalists
     assert len(finalists) == len(set(finalists)) and len(finalists) <= pipeline_module.PREDICTIVE_FINALISTS + 3
     assert outcome.best.predictive_score == pytest.approx(-20.0)
-    # model averaging weights the k best by exp(leave-one-out density - best) (pseudo-BMA)
+    # every structure of the search predicts worse than the baseline: all are held back
+    assert {str(r.structure) for r in outcome.held_back} == set(finalists[:-1])
+    # model averaging weights the k best by exp(leave-one-out density - best) (pseudo-BMA); without a
+    # baseline nothing is held back
+    model_fitter.baselines = []
     outcome = _pipeline(max_depth=2, selection="loo", model_averaging=2).run(model_fitter, GRAMMAR, BIC(), seed=0)
+    assert [str(r.structure) for r in outcome.selected] == ["SE(0) + SE(1)", "SE(0)"] and not outcome.held_back
     np.testing.assert_allclose(outcome.weights, np.exp([0.0, -4.0]) / np.exp([0.0, -4.0]).sum(), rtol=1e-12)
     # by the criterion, as before: the search's best
     outcome = _pipeline(max_depth=2, selection="criterion").run(_TableModelFitter(40, table), GRAMMAR, BIC(), seed=0)
     assert str(outcome.best.structure) == "SE(0) + SE(1)" and outcome.finalists[0].predictive_score is None
+
+
+def test_structures_not_clearly_better_than_the_best_baseline_are_held_back(monkeypatch):
+    # gains over the baseline of mean 0.05 and sd 0.5 on 40 rows (sum 2 < one standard error, 3.2): held back;
+    # of mean 0.3 and sd 0.2 (sum 12 > 1.3): kept, and stacking weighs it against the baselines only
+    rng = np.random.default_rng(0)
+
+    def gains(mean, sd):
+        z = rng.normal(size=40)
+        return mean + sd * (z - z.mean()) / z.std(ddof=1)
+
+    base = rng.normal(-1.0, 0.3, size=40)
+    model_fitter = _TableModelFitter(40, lambda text, rows: {"SE(0)": 2.0, "SE(1)": 1.0}.get(text, -50.0),
+                                     baselines=["SE(0) * SE(1) * SE(2)", "SE(0) + SE(1) + SE(2)"])
+    model_fitter.densities = {"SE(0) * SE(1) * SE(2)": base, "SE(0) + SE(1) + SE(2)": base - 0.1,
+                              "SE(0)": base + gains(0.05, 0.5), "SE(1)": base + gains(0.3, 0.2)}
+    for selection in ("loo", "stacking"):
+        outcome = _pipeline(max_depth=1, selection=selection).run(model_fitter, GRAMMAR, BIC(), seed=0)
+        assert [str(r.structure) for r in outcome.held_back] == ["SE(0)", "SE(2)"]  # SE(2): -5 a row, worse
+        assert "SE(0)" not in [str(r.structure) for r in outcome.selected]
+        assert str(outcome.best.structure) == "SE(1)"
+        table = finalists_table(outcome)
+        assert [s for s, h in zip(table["structure"], table["held_back"]) if h] == ["SE(0)", "SE(2)"]
+    # with a larger margin SE(1) is held back too, and a baseline is selected
+    monkeypatch.setattr(pipeline_module, "COMPOSITE_MARGIN_SE", 20.0)
+    outcome = _pipeline(max_depth=1, selection="loo").run(model_fitter, GRAMMAR, BIC(), seed=0)
+    assert str(outcome.best.structure) == "SE(0) * SE(1) * SE(2)" and len(outcome.held_back) == 3
 
 
 def test_stacking_weights_maximise_the_held_out_log_score():
