@@ -516,6 +516,7 @@ class SearchPipeline:
         """The selected finalist, and the models averaged with it, by ``settings.selection``."""
         selection, k = self.settings.selection, self.settings.model_averaging
         records = finalists.records
+        held_back = []
         if selection == "forecast" and (len(records) == 1 or self._out_of_time()):
             # nothing to choose between, or no time left for the refits on the start of the series
             selection = "criterion"
@@ -535,7 +536,6 @@ class SearchPipeline:
             else:
                 densities = self._loo_densities(model_fitter, records, finalists.rows)
             scored = [r for r in records if id(r) in densities]
-            held_back = []
             if selection != "forecast" and model_fitter.baseline_margin_se is not None:
                 scored, held_back = _clear_of_the_baselines(scored, densities, model_fitter.baseline_margin_se)
             if not scored:  # no finalist has a usable held-out density: fall back on the criterion
@@ -557,7 +557,7 @@ class SearchPipeline:
                 chosen = [scored[i] for i in keep]
                 weights = weights[keep] / weights[keep].sum()
         outcome = PipelineResult(exploration.result, chosen, weights, finalists.rows, list(records), selection,
-                                 held_back if selection != "criterion" else [])
+                                 held_back)
         if self.settings.progress is not None:
             self.settings.progress(_finalists_note(outcome, selection, self.settings.feature_names))
         return outcome
@@ -609,6 +609,7 @@ def finalists_table(outcome: PipelineResult) -> dict[str, list]:
     ``ModelFitter.baseline_margin_se``).
     """
     weights = {id(r): float(w) for r, w in zip(outcome.selected, outcome.weights)}
+    held_back = {id(r) for r in outcome.held_back}
     table = {key: [] for key in FINALIST_COLUMNS}
     for record in outcome.finalists:
         table["structure"].append(str(record.structure))
@@ -618,7 +619,7 @@ def finalists_table(outcome: PipelineResult) -> dict[str, list]:
         table["forecast_log_density"].append(record.predictive_score if forecast else None)
         table["weight"].append(weights.get(id(record), 0.0))
         table["baseline"].append(is_baseline(record))
-        table["held_back"].append(any(record is r for r in outcome.held_back))
+        table["held_back"].append(id(record) in held_back)
         table["trend_variant"].append(record.message == TREND_VARIANT_MESSAGE)
     return table
 
