@@ -395,6 +395,7 @@ def merge_full_effort_refit(record: CandidateRecord, refit: CandidateRecord) -> 
     kept = refit if refit.ok and refit.log_marginal_likelihood >= record.log_marginal_likelihood else record
     return dataclasses.replace(
         kept, effort="full", depth=record.depth, parent=record.parent, parent_index=record.parent_index,
+        baseline=record.baseline,
         n_evaluations=record.n_evaluations + refit.n_evaluations,
         evaluated_rows=record.evaluated_rows + refit.evaluated_rows, fit_time=record.fit_time + refit.fit_time,
     )

@@ -109,6 +109,9 @@ class CandidateRecord:
     predictive_score : float or None
         A finalist's leave-one-out log predictive density Σ_i log p(y_i | y_−i)
         at its fitted hyperparameters (set by the select stage; None otherwise).
+    baseline : bool
+        One of the model fitter's standard structures (one ARD kernel, the
+        additive kernel), fitted after the search to compete as a finalist.
     """
 
     structure: Expr
@@ -132,6 +135,7 @@ class CandidateRecord:
     diagnostics: tuple = ()
     effort: str = "full"
     predictive_score: float | None = None
+    baseline: bool = False
 
     @property
     def ok(self) -> bool:

@@ -148,6 +148,10 @@ def test_large_data_are_explored_on_a_sample_and_the_finalists_halved_up_to_all_
     assert outcome.rows.size == 2600 and np.array_equal(outcome.rows, np.arange(2600))
     assert "finalists refitted on 500, 2500, 2600 rows" in outcome.search.stop_reason
     np.testing.assert_array_equal(outcome.weights, [1.0])
+    # the baseline stays marked as one through the rungs: the held-back rule and finalists_ read the mark
+    refitted = [r for r in outcome.search.records if r.message.startswith("finalist refitted")]
+    assert any(r.baseline for r in refitted)
+    assert all(r.baseline == (str(r.structure) == "SE(0) * SE(1) * SE(2)") for r in refitted)
 
 
 def test_a_criterion_that_reads_a_model_explores_all_rows(monkeypatch):
