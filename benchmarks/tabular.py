@@ -146,7 +146,7 @@ def rule_weights(model_fitter, outcome):
     finalists = outcome.finalists
     rows = outcome.rows
     search_best = finalists[0]  # the search's best comes first (polished when the search optimised on subsets)
-    baselines = [r for r in finalists if r.message.startswith("baseline")]
+    baselines = [r for r in finalists if r.baseline]
     pool = [search_best] + baselines
 
     def best_of(records, score):
@@ -219,8 +219,13 @@ def run_ours(task, X_train, y_train, X_test, y_test, n_jobs):
     out = {"seconds": seconds, "structure": _text(estimator.structure_),
            "selection": "loo" if X_train.shape[1] >= 2 else "criterion"}
     rules = [rule_weights(f, o) for f, o in estimator._recorded]
+    # the finalists' models take the inputs as the GP saw them (after the estimator's input warping)
+    Xt = estimator._model_inputs(Xt)
+    # each binary problem's search path: what a stopping rule on small gains would have kept and saved
+    out["levels"] = [[{key: level[key] for key in ("depth", "best_criterion", "elapsed", "n_evaluations")}
+                      for level in o.search.levels] for _, o in estimator._recorded]
     out["finalists"] = {_text(r.structure): {"criterion": r.criterion, "loo": r.predictive_score,
-                                             "baseline": r.message.startswith("baseline")}
+                                             "baseline": r.baseline}
                         for _, o in estimator._recorded for r in o.finalists}
     for rule in RULES:
         if any(rule not in r for r in rules):
@@ -235,14 +240,14 @@ def run_ours(task, X_train, y_train, X_test, y_test, n_jobs):
             predicted = estimator.classes_[np.argmax(p, axis=1)]
             out[rule] = {"error": float(np.mean(predicted != y_test)),
                          "structures": [_text(r.structure) for chosen in rules for r, _ in chosen[rule][:1]],
-                         "baseline": all(r.message.startswith("baseline") for chosen in rules
+                         "baseline": all(r.baseline for chosen in rules
                                          for r, _ in chosen[rule][:1])}
         else:
             (fitter, outcome), chosen = estimator._recorded[0], rules[0]
             mean, log_density = _regression_density([(fitter.model(r), w) for r, w in chosen[rule]], Xt, y_test)
             out[rule] = {**_regression_scores(mean, log_density, y_train, y_test),
                          "structures": [_text(chosen[rule][0][0].structure)],
-                         "baseline": chosen[rule][0][0].message.startswith("baseline")}
+                         "baseline": chosen[rule][0][0].baseline}
     return out
 
 

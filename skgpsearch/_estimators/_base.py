@@ -28,6 +28,7 @@ from .._search import (
 from ..criteria import SelectionCriterion, check_criterion_task, get_criterion
 from ..grammar import Grammar, default_base_kernels, get_grammar, get_kind, grammar_names
 from ..kernels import from_kernel
+from ._warping import InputWarping
 
 __all__ = ["BaseKernels", "CandidateEstimator", "CriterionLike", "RandomStateLike", "StructureSearchMixin",
            "base_kernel_names", "validate_numeric_data"]
@@ -140,6 +141,7 @@ class StructureSearchMixin:
         "selection": [StrOptions({"auto", *SELECTIONS})],
         "min_improvement": [Interval(numbers.Real, 0, None, closed="left")],
         "baseline_models": ["boolean"],
+        "warp_inputs": ["boolean", StrOptions({"auto"})],
     }
 
     def _unfitted_copy(self) -> Any:
@@ -149,6 +151,30 @@ class StructureSearchMixin:
         if hasattr(self, "feature_names_in_"):
             model.feature_names_in_ = self.feature_names_in_
         return model
+
+    def _fit_input_warping(self, X: np.ndarray) -> np.ndarray:
+        """Set ``input_transformer_`` (None: no warping) and return the training inputs as the GP sees them.
+
+        ``warp_inputs="auto"`` warps a table (two or more columns) searched
+        over distance-based base kernels only (SE, RQ, the Matérns: one
+        lengthscale per column, which a skewed column does not suit), by a
+        grammar given by name. Never a single column -- a series, whose
+        periodic, linear and change-point kernels need its own units -- nor a
+        table searched with such kernels.
+        """
+        warp = self.warp_inputs
+        if warp == "auto":
+            auto = isinstance(self.base_kernels, str) and self.base_kernels == "auto"
+            names = default_base_kernels(self._task, X.shape[1]) if auto else base_kernel_names(self.base_kernels)
+            warp = (X.shape[1] >= 2 and not isinstance(self.grammar, Grammar)
+                    and all(get_kind(name).distance_based for name in names))
+        self.input_transformer_ = InputWarping().fit(X) if warp else None
+        return X if self.input_transformer_ is None else self.input_transformer_.transform(X)
+
+    def _model_inputs(self, X: np.ndarray) -> np.ndarray:
+        """Validated inputs ``X`` (user units) as the fitted GP sees them (after ``input_transformer_``)."""
+        transformer = getattr(self, "input_transformer_", None)
+        return X if transformer is None else transformer.transform(X)
 
     def _check_n_jobs(self) -> None:
         if self.n_jobs == 0:

@@ -22,6 +22,7 @@ from .._search import (
     averaged_probability,
     classification_likelihood,
     classification_summary,
+    discrete_feature_mask,
     likelihood_names,
     warn_about_degenerate_optimum,
 )
@@ -154,6 +155,19 @@ class CompositionalGPClassifier(StructureSearchMixin, ClassifierMixin, BaseEstim
         Stop the search when a depth improves the best criterion by no more
         than this many nats (its improvement is kept); 0 stops only when a
         depth does not improve at all.
+    warp_inputs : "auto" or bool, default="auto"
+        Warp each input column with a Yeo-Johnson power transform (exponent
+        by maximum likelihood) and standardise it before the search, and
+        apply the same transform to new inputs. A skewed column (a few rows
+        far out) defeats a kernel with one lengthscale per column; on
+        ``benchmarks/tabular.py`` the warp took one ARD GP from 30.7 % to
+        26.7 % error on liver and from 0.216 to 0.170 SMSE on cpus. A column
+        is warped only where the transform clearly makes it more normal (a
+        likelihood-ratio test), after division by its standard deviation.
+        "auto" warps tables (two or more columns) searched over SE, RQ or
+        Matérn base kernels only; never a series. ``X_train_`` keeps your
+        units; lengthscales are in the warped units (see
+        ``input_transformer_`` and :meth:`describe`).
 
     Attributes
     ----------
@@ -193,6 +207,9 @@ class CompositionalGPClassifier(StructureSearchMixin, ClassifierMixin, BaseEstim
         training inputs; see the regressor), prefixed by the class for
         multi-class problems. Fitting warns
         (:class:`~skgpsearch.DegenerateOptimumWarning`) when there are any.
+    input_transformer_ : object or None
+        The input warping (``lambdas_``, ``mean_``, ``scale_`` per column and
+        ``transform(X)``), or None when the inputs were used as given.
     X_train_ : ndarray
         Training inputs.
     y_train_ : ndarray
@@ -248,7 +265,9 @@ class CompositionalGPClassifier(StructureSearchMixin, ClassifierMixin, BaseEstim
         selection: str = "auto",
         objective: str = "lml",
         min_improvement: float = 0.0,
+        warp_inputs: str | bool = "auto",
     ) -> None:
+        self.warp_inputs = warp_inputs
         self.model_averaging = model_averaging
         self.selection = selection
         self.objective = objective
@@ -298,7 +317,9 @@ class CompositionalGPClassifier(StructureSearchMixin, ClassifierMixin, BaseEstim
         criterion = self._criterion()
         likelihood = classification_likelihood(self.likelihood)
         grammar = self._grammar(X.shape[1])
-        summary = classification_summary(X, self.discrete_features)
+        X_model = self._fit_input_warping(X)
+        # discretised columns are recognised in the user's units (a warped integer column has uneven gaps)
+        summary = classification_summary(X_model, discrete_mask=discrete_feature_mask(self.discrete_features, X))
         seed = self._base_seed()
         positives = [1] if self.classes_.size == 2 else list(range(self.classes_.size))
         models, outcomes = [], []
@@ -308,7 +329,7 @@ class CompositionalGPClassifier(StructureSearchMixin, ClassifierMixin, BaseEstim
             if progress is not None and len(positives) > 1:
                 progress(f"class '{self.classes_[k]}' vs rest")
             fitter = BinaryClassificationModelFitter(
-                X, y_binary, criterion, likelihood, summary, n_restarts=self.n_restarts,
+                X_model, y_binary, criterion, likelihood, summary, n_restarts=self.n_restarts,
                 max_optimize_samples=self.max_optimize_samples, baseline_models=self.baseline_models,
                 searching=not grammar.single_structure, objective=self.objective,
             )
@@ -317,6 +338,7 @@ class CompositionalGPClassifier(StructureSearchMixin, ClassifierMixin, BaseEstim
             outcomes.append(outcome)
         self._binary_models = models
         self.X_train_, self.y_train_ = X, y
+        self._gp_X_train = X_model
         self._set_fitted_attributes(models, outcomes, positives, criterion, likelihood)
         warn_about_degenerate_optimum(self.diagnostics_)
         return self
@@ -362,7 +384,7 @@ class CompositionalGPClassifier(StructureSearchMixin, ClassifierMixin, BaseEstim
     # -- prediction ---------------------------------------------------------------
     def _binary_probabilities(self, X):
         check_is_fitted(self)
-        X = validate_numeric_data(self, X, reset=False)
+        X = self._model_inputs(validate_numeric_data(self, X, reset=False))
         return np.column_stack([averaged_probability(m, X) for m in self._binary_models])
 
     def predict_proba(self, X: ArrayLike) -> np.ndarray:
@@ -400,7 +422,7 @@ class CompositionalGPClassifier(StructureSearchMixin, ClassifierMixin, BaseEstim
         log-odds of each one-vs-rest probability, shape (n_samples, n_classes).
         """
         check_is_fitted(self)
-        X = validate_numeric_data(self, X, reset=False)
+        X = self._model_inputs(validate_numeric_data(self, X, reset=False))
         scores = np.column_stack([averaged_log_odds(m, X) for m in self._binary_models])
         return scores[:, 0] if scores.shape[1] == 1 else scores
 
@@ -435,7 +457,7 @@ class CompositionalGPClassifier(StructureSearchMixin, ClassifierMixin, BaseEstim
         (n_samples, n_classes) for one-vs-rest multi-class problems.
         """
         check_is_fitted(self)
-        X = validate_numeric_data(self, X, reset=False)
+        X = self._model_inputs(validate_numeric_data(self, X, reset=False))
         means, sds = [], []
         for m in self._binary_models:
             mean, var = m.predict_latent(X, return_var=True)
@@ -453,7 +475,7 @@ class CompositionalGPClassifier(StructureSearchMixin, ClassifierMixin, BaseEstim
     def _criterion_parts(self, X, y):
         """(binary model, X, labels in {−1, +1}) per binary problem: what criteria score."""
         check_is_fitted(self)
-        X = validate_numeric_data(self, X, reset=False)
+        X = self._model_inputs(validate_numeric_data(self, X, reset=False))
         y = np.asarray(y)
         if y.shape[0] != X.shape[0]:
             raise ValueError(f"X has {X.shape[0]} rows but y has {y.shape[0]} labels.")

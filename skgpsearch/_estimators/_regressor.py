@@ -182,6 +182,19 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
         Stop the search when a depth improves the best criterion by no more
         than this many nats (its improvement is kept); 0 stops only when a
         depth does not improve at all.
+    warp_inputs : "auto" or bool, default="auto"
+        Warp each input column with a Yeo-Johnson power transform (exponent
+        by maximum likelihood) and standardise it before the search, and
+        apply the same transform to new inputs. A skewed column (a few rows
+        far out) defeats a kernel with one lengthscale per column; on
+        ``benchmarks/tabular.py`` the warp took one ARD GP from 30.7 % to
+        26.7 % error on liver and from 0.216 to 0.170 SMSE on cpus. A column
+        is warped only where the transform clearly makes it more normal (a
+        likelihood-ratio test), after division by its standard deviation.
+        "auto" warps tables (two or more columns) searched over SE, RQ or
+        Matérn base kernels only; never a series. ``X_train_`` keeps your
+        units; lengthscales are in the warped units (see
+        ``input_transformer_`` and :meth:`describe`).
 
     Attributes
     ----------
@@ -250,6 +263,9 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
         log p(y | X, θ̂) of the chosen model, in the units of the original targets.
     n_hyperparameters_ : int
         Free hyperparameters of the chosen model (kernel and noise).
+    input_transformer_ : object or None
+        The input warping (``lambdas_``, ``mean_``, ``scale_`` per column and
+        ``transform(X)``), or None when the inputs were used as given.
     X_train_, y_train_ : ndarray
         Training data.
     alpha_ : ndarray
@@ -328,7 +344,9 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
         baseline_models: bool = True,
         selection: str = "auto",
         min_improvement: float = 0.0,
+        warp_inputs: str | bool = "auto",
     ) -> None:
+        self.warp_inputs = warp_inputs
         self.base_kernels = base_kernels
         self.grammar = grammar
         self.criterion = criterion
@@ -374,9 +392,11 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
         self._check_n_jobs()
         grammar = self._grammar(X.shape[1])
         criterion = self._criterion()
-        fitter = self._model_fitter(X, y, criterion, make_estimator=CandidateEstimator(self._unfitted_copy(), X, y))
+        X_model = self._fit_input_warping(X)
+        fitter = self._model_fitter(X_model, y, criterion,
+                                    make_estimator=CandidateEstimator(self._unfitted_copy(), X_model, y))
         outcome = self._run_pipeline(fitter, grammar, criterion, self._base_seed())
-        self._adopt(fitter.models(outcome), X, y, outcome.weights)
+        self._adopt(fitter.models(outcome), X, y, outcome.weights, X_model)
         self.diagnostics_ = list(outcome.best.diagnostics)
         warn_about_degenerate_optimum(self.diagnostics_)
         if self._model.engine == "exact":
@@ -401,14 +421,18 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
                                      make_estimator=make_estimator)
 
     def _adopt(self, models: list[RegressionModel], X: np.ndarray, y: np.ndarray,
-               weights: np.ndarray | None = None) -> None:
-        """Become the model ``models[0]`` (predicting with the mixture of ``models``) fitted on (X, y)."""
+               weights: np.ndarray | None = None, X_model: np.ndarray | None = None) -> None:
+        """Become the model ``models[0]`` (predicting with the mixture of ``models``) fitted on (X, y).
+
+        ``X_model``: the inputs as the GP saw them, when the estimator warps its inputs (default ``X``).
+        """
         model = self._model = models[0]
         self._models = models
         self.model_weights_ = np.ones(1) if weights is None else weights
         self.averaged_structures_ = [m.structure for m in models]
         self.structure_ = model.structure
         self.X_train_, self.y_train_ = X, y
+        self._gp_X_train = X if X_model is None else X_model
         self.approximation_ = "sparse" if model.engine == "sparse" else "exact"
         self.inducing_inputs_ = model.inducing_inputs
         for name, value in model.fitted_attributes().items():
@@ -426,15 +450,17 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
         check_is_fitted(self)
         X, y = validate_numeric_data(self, X, y, reset=False, y_numeric=True, ensure_min_samples=2)
         X, y = X.copy(), y.copy()
+        X_model = self._model_inputs(X)
         model = self._unfitted_copy()
-        fitted = model._model_fitter(X, y, get_criterion("lml")).refit(self.structure_, seed)
-        model._adopt([fitted], X, y)
+        model.input_transformer_ = getattr(self, "input_transformer_", None)
+        fitted = model._model_fitter(X_model, y, get_criterion("lml")).refit(self.structure_, seed)
+        model._adopt([fitted], X, y, X_model=X_model)
         return model
 
     def _explanation_view(self) -> RegressionView:
         """What :mod:`skgpsearch.inspection` reads from this model (see :class:`~skgpsearch.inspection.RegressionView`)."""
         check_is_fitted(self)
-        return RegressionView(**self._model.explanation_fields(self.X_train_, self.y_train_))
+        return RegressionView(**self._model.explanation_fields(self._gp_X_train, self.y_train_))
 
     # -- prediction ---------------------------------------------------------------
     def predict(self, X: ArrayLike, return_std: bool = False,
@@ -459,7 +485,7 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
         if return_std and return_cov:
             raise ValueError("At most one of return_std or return_cov can be requested.")
         check_is_fitted(self)
-        X = validate_numeric_data(self, X, reset=False)
+        X = self._model_inputs(validate_numeric_data(self, X, reset=False))
         mean, spread = regression_mixture_moments(self._models, self.model_weights_, X, return_std, return_cov)
         return (mean, spread) if return_std or return_cov else mean
 
@@ -512,7 +538,7 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
         same_inputs = X is self.X_train_ or (X.shape == self.X_train_.shape and np.array_equal(X, self.X_train_))
         if same_inputs and y.shape == self.y_train_.shape and np.array_equal(y, self.y_train_):
             return self.log_marginal_likelihood_value_
-        return self._model.log_marginal_likelihood_on(X, y)
+        return self._model.log_marginal_likelihood_on(self._model_inputs(X), y)
 
     # -- what the criteria read (skgpsearch.criteria._protocol.ObjectiveModel) ----------------------
     @property
@@ -534,7 +560,7 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
         y = np.asarray(y, dtype=float).ravel()
         if y.shape[0] != X.shape[0]:
             raise ValueError(f"X has {X.shape[0]} rows but y has {y.shape[0]} values.")
-        return self._model.fitted_objective(X, y, self.kernel_.theta.copy())
+        return self._model.fitted_objective(self._model_inputs(X), y, self.kernel_.theta.copy())
 
     def _prior_moments(self, prior):
         """Means and standard deviations of the hyperprior on ``kernel_.theta``."""

@@ -20,6 +20,7 @@ from ._classification import (
     BinaryClassificationModelFitter,
     classification_likelihood,
     classification_summary,
+    discrete_feature_mask,
     likelihood_names,
 )
 from ._diagnostics import (
@@ -65,6 +66,7 @@ __all__ = [
     "averaged_probability",
     "classification_likelihood",
     "classification_summary",
+    "discrete_feature_mask",
     "finalists_table",
     "likelihood_names",
     "print_progress",

@@ -30,6 +30,7 @@ from ._pipeline import PipelineResult
 from ._records import CandidateRecord, single_threaded_blas
 
 __all__ = ["BinaryClassificationModelFitter", "classification_likelihood", "classification_summary",
+           "discrete_feature_mask",
            "likelihood_names", "stratified_order"]
 
 
@@ -53,11 +54,12 @@ def classification_summary(X: np.ndarray, discrete_features: Any = "auto",
     smallest gap between distinct values. ``discrete_mask`` overrides the
     option (a sample keeps the discrete columns of all rows).
     """
-    mask = _discrete_mask(discrete_features, X) if discrete_mask is None else discrete_mask
+    mask = discrete_feature_mask(discrete_features, X) if discrete_mask is None else discrete_mask
     return DataSummary.from_data(X, discrete_features=mask, spacing_floor=True)
 
 
-def _discrete_mask(option, X):
+def discrete_feature_mask(option: Any, X: np.ndarray) -> np.ndarray:
+    """The classifier's ``discrete_features`` option as a mask over the columns of ``X`` ("auto": detected)."""
     n_features = X.shape[1]
     if isinstance(option, str):
         return discrete_columns(X)

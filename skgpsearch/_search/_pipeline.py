@@ -428,7 +428,7 @@ class SearchPipeline:
         for record in fitted:
             if record is None:
                 continue
-            record.depth, record.parent = 1, None
+            record.depth, record.parent, record.baseline = 1, None, True
             record.message = record.message or "baseline, fitted on all rows after the search"
             result.records.append(record)
             records.append(record)
@@ -485,7 +485,7 @@ class SearchPipeline:
                 continue
             # on the sample they compete for the finalist places
             record = exploration.fitter(structure, X[rows], y[rows], candidate_seed(seed, structure))
-            record.depth, record.parent = 1, None
+            record.depth, record.parent, record.baseline = 1, None, True
             record.message = record.message or "baseline, fitted on the search's rows"
             result.records.append(record)
         explored = list(result.records)
@@ -618,7 +618,7 @@ def finalists_table(outcome: PipelineResult) -> dict[str, list]:
         table["loo_log_density"].append(None if forecast else record.predictive_score)
         table["forecast_log_density"].append(record.predictive_score if forecast else None)
         table["weight"].append(weights.get(id(record), 0.0))
-        table["baseline"].append(is_baseline(record))
+        table["baseline"].append(record.baseline)
         table["held_back"].append(id(record) in held_back)
         table["trend_variant"].append(record.message == TREND_VARIANT_MESSAGE)
     return table
@@ -676,7 +676,7 @@ def _clear_of_the_baselines(scored, densities, margin_se):
     the best baseline exceeds ``margin_se`` standard errors of that sum.
     Without a baseline among ``scored`` every record stays.
     """
-    baselines = [r for r in scored if is_baseline(r)]
+    baselines = [r for r in scored if r.baseline]
     if not baselines:
         return scored, []
     best = densities[id(max(baselines, key=lambda r: r.predictive_score))]
@@ -684,13 +684,8 @@ def _clear_of_the_baselines(scored, densities, margin_se):
     for record in scored:
         gain = densities[id(record)] - best
         clear = gain.sum() > margin_se * math.sqrt(gain.size) * (gain.std(ddof=1) if gain.size > 1 else 0.0)
-        (kept if is_baseline(record) or clear else held_back).append(record)
+        (kept if record.baseline or clear else held_back).append(record)
     return kept, held_back
-
-
-def is_baseline(record: CandidateRecord) -> bool:
-    """Whether a finalist is one of the model fitter's baselines (fitted after the search)."""
-    return record.message.startswith("baseline")
 
 
 def _first_best(records, score):
@@ -778,7 +773,7 @@ def _polished(fitter: CandidateFitter, record: CandidateRecord, X: np.ndarray, y
 
 def _as_finalist(refitted: CandidateRecord, record: CandidateRecord, n_rows: int) -> CandidateRecord:
     """A finalist's refit keeps the search's bookkeeping of its record and says on how many rows it was fitted."""
-    refitted.depth, refitted.parent = record.depth, record.parent
+    refitted.depth, refitted.parent, refitted.baseline = record.depth, record.parent, record.baseline
     note = f"finalist refitted on {n_rows} rows"
     refitted.message = f"{note}: {refitted.message}" if refitted.message else note
     return refitted

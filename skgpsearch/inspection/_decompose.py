@@ -364,11 +364,19 @@ def decompose(estimator: Any, X: ArrayLike | None = None, *, target_class: Any =
 
 
 def _inputs(estimator, X):
+    """(``X``, ``X`` as the estimator's GP sees them, whether they are the training inputs); default: training inputs."""
     if X is None:
-        return estimator.X_train_, True
+        return estimator.X_train_, gp_training_inputs(estimator), True
     X = validate_data(estimator, X, reset=False, dtype=np.float64)
-    same = X.shape == estimator.X_train_.shape and np.array_equal(X, estimator.X_train_)
-    return X, same
+    if X.shape == estimator.X_train_.shape and np.array_equal(X, estimator.X_train_):
+        return X, gp_training_inputs(estimator), True
+    to_model = getattr(estimator, "_model_inputs", None)
+    return X, (X if to_model is None else to_model(X)), False
+
+
+def gp_training_inputs(estimator):
+    """The training inputs as the estimator's GP saw them: after its input warping (``input_transformer_``), if any."""
+    return getattr(estimator, "_gp_X_train", estimator.X_train_)
 
 
 def _feature_names(estimator):
@@ -403,19 +411,19 @@ def _terms(kernel):
 
 
 def _decompose_regressor(model, view: RegressionView, X):
-    X, at_training = _inputs(model, X)
+    X_user, X, at_training = _inputs(model, X)
     posterior, scale, X_train = view.posterior, view.y_std, view.X_train
     terms, noise_terms = _terms(view.kernel)
     white = sum(float(t.diag(X_train[:1])[0]) for t in noise_terms) * scale**2
     # the posterior's weights refer to the training inputs, or to a sparse model's inducing inputs
-    on_training_inputs = X_train is model.X_train_
+    on_training_inputs = X_train is gp_training_inputs(model)
     components = []
     for term in terms:
         if on_training_inputs:
             K_train = term(X_train, X_train)
             K_cross = K_train if at_training else term(X_train, X)
         else:
-            K_train = term(model.X_train_, X_train)  # the component at the training inputs
+            K_train = term(gp_training_inputs(model), X_train)  # the component at the training inputs
             K_cross = K_train.T if at_training else term(X_train, X)
         train_mean = K_train @ posterior.alpha * scale
         mean = (K_cross.T @ posterior.alpha) * scale
@@ -426,7 +434,7 @@ def _decompose_regressor(model, view: RegressionView, X):
     decomposition = Decomposition(
         components=_ordered(components),
         offset=view.y_mean + posterior.mean * scale,
-        X=X,
+        X=X_user,
         task="regression",
         feature_names=_feature_names(model),
         noise_variance=view.noise_variance + white,
@@ -457,7 +465,7 @@ def _decompose_classifier(model, view: ClassificationView, X, target_class):
             raise ValueError(f"target_class {target_class!r} is not a class of the model; classes: {classes}.")
         target = target_class
         binary = view.latent_models[classes.index(target_class)]
-    X, at_training = _inputs(model, X)
+    X_user, X, at_training = _inputs(model, X)
     posterior, X_train = binary.posterior, binary.X_train_
     terms, _ = _terms(binary.kernel_)
     latent_var = float(np.var(posterior.predict_latent(X_train)))
@@ -472,7 +480,7 @@ def _decompose_classifier(model, view: ClassificationView, X, target_class):
     return Decomposition(
         components=_ordered(components),
         offset=float(binary.latent_mean_),
-        X=X,
+        X=X_user,
         task="classification",
         feature_names=_feature_names(model),
         target_variance=latent_var,
@@ -507,7 +515,7 @@ def _component(model, term, mean, std, share):
         switches=switches,
     )
     if structure is not None:
-        component.label = component.to_string(_feature_names(model), np.ptp(model.X_train_, axis=0))
+        component.label = component.to_string(_feature_names(model), np.ptp(gp_training_inputs(model), axis=0))
     return component
 
 

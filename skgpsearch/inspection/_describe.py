@@ -19,7 +19,7 @@ from scipy.stats import t as student_t
 from .._search._diagnostics import advice_for
 from .._search._pipeline import COMPOSITE_MARGIN_SE, FORECAST_FRACTION, TREND_VARIANT_MESSAGE
 from ..grammar import Base, Change, Expr, Product, parse
-from ._decompose import decompose, feature_names_of, position
+from ._decompose import decompose, feature_names_of, gp_training_inputs, position
 from ._views import ClassificationView, explanation_view
 
 __all__ = ["ard_relevances", "describe"]
@@ -87,7 +87,7 @@ def describe(estimator: Any, feature_names: Sequence[str] | None = None, target_
     """
     view = explanation_view(estimator)
     names = feature_names_of(estimator, feature_names)
-    ranges = np.ptp(estimator.X_train_, axis=0)
+    ranges = np.ptp(gp_training_inputs(estimator), axis=0)
     target = target_name or "the target"
     if isinstance(view, ClassificationView):
         classes = view.classes
@@ -101,7 +101,7 @@ def describe(estimator: Any, feature_names: Sequence[str] | None = None, target_
                 + _finalist_text(estimator, names, latent.X_train_.shape[0], latent.structure_, c)
                 for c, latent in zip(classes, view.latent_models)
             ]
-        cautions = _diagnostic_lines(estimator, names)
+        cautions = _warping_lines(estimator, names) + _diagnostic_lines(estimator, names)
         return "\n\n".join(blocks + (["\n".join(cautions)] if cautions else []) + [_search_summary(estimator, names)])
     parts = decompose(estimator)
     if hasattr(estimator, "structure_"):
@@ -120,6 +120,7 @@ def describe(estimator: Any, feature_names: Sequence[str] | None = None, target_
         lines += _change_lines(estimator.structure_, names, ranges)
     lines.append(_noise_line(estimator, parts))
     lines += _units_line(estimator)
+    lines += _warping_lines(estimator, names)
     lines += _diagnostic_lines(estimator, names)
     weights = getattr(estimator, "model_weights_", None)
     if weights is not None and len(weights) > 1:
@@ -322,6 +323,12 @@ def _ard_lines(structure, names, ranges):
                    else "no column is effectively irrelevant")
         lines.append(f"- ARD relevances (column range / lengthscale) in {term.to_string(names)}: {values}; {verdict}.")
     return lines
+
+
+def _warping_lines(estimator, names):
+    """Which input columns the estimator warped before its GP saw them (``input_transformer_``), if it did."""
+    transformer = getattr(estimator, "input_transformer_", None)
+    return [] if transformer is None else [f"- Inputs: {transformer.describe(names)}"]
 
 
 def _units_line(estimator):

@@ -64,7 +64,9 @@ def test_search_records_and_criterion_values_are_consistent():
     assert get_criterion("bic_light")(clf, X, y) == pytest.approx(clf.best_score_, rel=1e-9)
     # the evidence is on all the data: an independent Laplace objective at the fitted theta agrees
     model = clf._binary_models[0]
-    objective = LaplaceObjective(clone(model.kernel_), X, np.where(y == 1, 1.0, -1.0), model.likelihood)
+    # (on the inputs as the GP saw them: the table is warped, warp_inputs="auto")
+    objective = LaplaceObjective(clone(model.kernel_), clf.input_transformer_.transform(X), np.where(y == 1, 1.0, -1.0),
+                                 model.likelihood)
     # (equal up to the Newton tolerance: the mode is found from another start)
     assert objective(model.theta) == pytest.approx(clf.log_marginal_likelihood_value_, rel=1e-7)
 
@@ -80,7 +82,9 @@ def subsampled_fit():
 def test_subsampled_optimisation_scores_on_all_the_data(subsampled_fit):
     clf, X, y = subsampled_fit
     model = clf._binary_models[0]
-    objective = LaplaceObjective(clone(model.kernel_), X, np.where(y == 1, 1.0, -1.0), model.likelihood)
+    # (on the inputs as the GP saw them: the table is warped, warp_inputs="auto")
+    objective = LaplaceObjective(clone(model.kernel_), clf.input_transformer_.transform(X), np.where(y == 1, 1.0, -1.0),
+                                 model.likelihood)
     # (equal up to the Newton tolerance: the mode is found from another start)
     assert objective(model.theta) == pytest.approx(clf.log_marginal_likelihood_value_, rel=1e-7)
 
@@ -192,7 +196,7 @@ def test_multiclass_string_labels_one_structure_per_class():
     mean, sd = clf.predict_latent(X[:5], return_std=True)
     assert mean.shape == sd.shape == (5, 3)
     # the multi-class criterion is the sum over the one-vs-rest problems
-    parts = [get_criterion("bic_light")._score(m, X, yk) for m, X_, yk in clf._criterion_parts(X, y)]
+    parts = [get_criterion("bic_light")._score(m, X_, yk) for m, X_, yk in clf._criterion_parts(X, y)]
     assert get_criterion("bic_light")(clf, X, y) == pytest.approx(sum(parts))
     assert clf.best_score_ == pytest.approx(sum(parts), rel=1e-9)
 
@@ -213,13 +217,16 @@ def test_discretised_features_floor_the_lengthscale(monkeypatch):
     flips = rng.random(n) < 0.1
     y[flips] = 1 - y[flips]
     # (the floors are on the search's base kernels: the baselines are left out)
-    clf = CompositionalGPClassifier(max_depth=1, baseline_models=False, random_state=0).fit(X, y)
+    # (in the columns' own units: no input warping)
+    clf = CompositionalGPClassifier(max_depth=1, baseline_models=False, random_state=0, warp_inputs=False).fit(X, y)
     # not marked discretised, column 0 still gets the floor of continuous columns: its median spacing, 1
     continuous = CompositionalGPClassifier(max_depth=1, baseline_models=False, random_state=0,
-                                           discrete_features=False).fit(X, y)
+                                           discrete_features=False, warp_inputs=False).fit(X, y)
     with monkeypatch.context() as patch:
-        patch.setattr(classifier_module, "classification_summary", lambda X, option: DataSummary.from_data(X))
-        free = CompositionalGPClassifier(max_depth=1, baseline_models=False, random_state=0).fit(X, y)  # no floor
+        patch.setattr(classifier_module, "classification_summary",
+                      lambda X, discrete_mask=None: DataSummary.from_data(X))
+        free = CompositionalGPClassifier(max_depth=1, baseline_models=False, random_state=0,
+                                         warp_inputs=False).fit(X, y)  # no floor
     leaf = [l for l in clf.structure_.leaves if l.columns == (0,)]
     assert leaf and all(l.params["lengthscale"] >= 1.0 - 1e-9 for l in leaf)
     # as a continuous column, a lengthscale at its spacing is a white-noise optimum: rejected, never chosen
@@ -325,7 +332,7 @@ def test_model_averaging_averages_the_probabilities_of_the_best_structures():
     np.testing.assert_allclose(weights, expected / expected.sum(), rtol=1e-10)
     X_test = rng.uniform(-2, 2, size=(7, 2))
     model = clf._binary_models[0]
-    by_hand = sum(w * p.predict_proba(X_test) for w, p in zip(weights, model.mixture))
+    by_hand = sum(w * p.predict_proba(clf.input_transformer_.transform(X_test)) for w, p in zip(weights, model.mixture))
     np.testing.assert_allclose(clf.predict_proba(X_test)[:, 1], by_hand, rtol=1e-12)
     assert str(model.mixture[1].kernel) != str(model.mixture[0].kernel)
     np.testing.assert_allclose(clf.predict_proba(X_test)[:, 0], 1 - by_hand, rtol=1e-12)

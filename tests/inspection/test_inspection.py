@@ -74,7 +74,9 @@ def interaction_classifier():
 
 def _brute_force_component(model, term, X_new):
     """E and sd of one component by dense solves on the fitted kernel (independent of the engine)."""
-    X = model.X_train_
+    # the kernel acts on the inputs as the GP saw them (warp_inputs="auto" warps a table)
+    warp = model.input_transformer_.transform if model.input_transformer_ is not None else np.asarray
+    X, X_new = warp(np.asarray(model.X_train_, dtype=float)), warp(np.asarray(X_new, dtype=float))
     y = (model.y_train_ - model._y_train_mean) / model._y_train_std
     K_y = model.kernel_(X)
     K_cross = term(X_new, X)
@@ -168,7 +170,8 @@ def test_multiclass_needs_a_target_class(three_class_fit):
         model.decompose()
     with pytest.raises(ValueError, match="not a class"):
         model.decompose(target_class="z")
-    latent = np.column_stack([m.posterior.predict_latent(X) for m in model._binary_models])
+    warped = model.input_transformer_.transform(np.asarray(X, dtype=float))  # the inputs as the GP saw them
+    latent = np.column_stack([m.posterior.predict_latent(warped) for m in model._binary_models])
     for k, label in enumerate(model.classes_):
         np.testing.assert_allclose(model.decompose(target_class=label).mean, latent[:, k], atol=1e-8)
     text = model.describe()
@@ -409,6 +412,9 @@ def test_scikit_learn_regressor_is_decomposed_and_described(additive_regression)
     from sklearn.gaussian_process import GaussianProcessRegressor
 
     model, frame, y, _, _ = additive_regression
+    # scikit-learn's GP on the inputs as ours saw them (warp_inputs="auto" warps a table)
+    warp = model.input_transformer_.transform
+    frame = pd.DataFrame(warp(frame.to_numpy()), columns=frame.columns)
     gpr = GaussianProcessRegressor(model._kernel_no_noise + model.kernel_.k2, normalize_y=True, optimizer=None,
                                    alpha=1e-8).fit(frame, y)
     parts = decompose(gpr)

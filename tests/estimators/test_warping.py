@@ -1,0 +1,82 @@
+"""Input warping of tables: the transform against scikit-learn's, and what it does for the estimators."""
+
+import numpy as np
+import pytest
+from sklearn.preprocessing import PowerTransformer
+
+from skgpsearch import CompositionalGPClassifier, CompositionalGPRegressor
+from skgpsearch._estimators._warping import InputWarping
+
+
+def _skewed_table(n, seed):
+    rng = np.random.default_rng(seed)
+    # a log-normal column, an exponential one, a uniform one and a flag
+    return np.column_stack([np.exp(rng.normal(size=n)), rng.exponential(3.0, size=n), rng.uniform(-2, 2, size=n),
+                            rng.integers(0, 2, size=n)])
+
+
+def test_skewed_columns_are_warped_as_scikit_learn_would_and_the_others_only_standardised():
+    X = _skewed_table(400, 0)
+    warping = InputWarping().fit(X)
+    Z = warping.transform(X)
+    np.testing.assert_allclose(Z.mean(axis=0), 0.0, atol=1e-10)
+    np.testing.assert_allclose(Z.std(axis=0), 1.0, atol=1e-10)
+    # skewed columns: scikit-learn's own Yeo-Johnson fit (another optimiser) on the columns in units of their sd
+    assert warping.lambdas_[0] != 1.0 and warping.lambdas_[1] != 1.0
+    reference = PowerTransformer(method="yeo-johnson").fit(X[:, :2] / X[:, :2].std(axis=0))
+    np.testing.assert_allclose(warping.lambdas_[:2], reference.lambdas_, rtol=1e-3)
+    np.testing.assert_allclose(Z[:, :2], reference.transform(X[:, :2] / X[:, :2].std(axis=0)), atol=1e-3)
+    # a uniform column is not made clearly more normal, a flag has two values: both stay linear
+    assert warping.lambdas_[2] == 1.0 and warping.lambdas_[3] == 1.0
+    np.testing.assert_allclose(Z[:, 2:], (X[:, 2:] - X[:, 2:].mean(axis=0)) / X[:, 2:].std(axis=0), atol=1e-10)
+
+
+def test_the_warp_does_not_depend_on_units_and_stays_finite_far_outside_the_data():
+    X = _skewed_table(300, 1)
+    Z = InputWarping().fit(X).transform(X)
+    np.testing.assert_allclose(InputWarping().fit(X * 1000.0).transform(X * 1000.0), Z, atol=1e-6)
+    warping = InputWarping().fit(X)
+    far = warping.transform(np.array([[1e300, 1e300, -1e300, 5.0], [0.0, 0.0, 0.0, 0.0]]))
+    assert np.all(np.isfinite(far))
+    constant = InputWarping().fit(np.column_stack([np.ones(20), np.arange(20.0)]))
+    assert np.all(np.isfinite(constant.transform(np.array([[1.0, 3.0], [2.0, 50.0]]))))
+
+
+def test_a_skewed_table_is_predicted_better_warped_and_explained_in_its_own_units():
+    rng = np.random.default_rng(2)
+    X = _skewed_table(150, 3)
+    y = np.sin(2 * np.log(X[:, 0])) + 0.1 * rng.normal(size=150)
+    X_test = _skewed_table(300, 4)
+    y_test = np.sin(2 * np.log(X_test[:, 0]))
+    # (one model each, selected by the criterion: then the components add up to the prediction exactly)
+    warped = CompositionalGPRegressor(max_depth=2, random_state=0, selection="criterion").fit(X, y)
+    plain = CompositionalGPRegressor(max_depth=2, random_state=0, selection="criterion", warp_inputs=False).fit(X, y)
+    assert warped.input_transformer_ is not None and plain.input_transformer_ is None
+    error_warped = np.mean((warped.predict(X_test) - y_test) ** 2)
+    error_plain = np.mean((plain.predict(X_test) - y_test) ** 2)
+    assert error_warped < 0.5 * error_plain
+    # the training inputs stay in the user's units; the components add up to predict on new rows
+    np.testing.assert_array_equal(warped.X_train_, X)
+    parts = warped.decompose(X_test[:20])
+    np.testing.assert_allclose(parts.X, X_test[:20])
+    np.testing.assert_allclose(parts.mean, warped.predict(X_test[:20]), atol=1e-8)
+    assert "Yeo-Johnson" in warped.describe() and "`x0` (exponent" in warped.describe()
+
+
+def test_auto_warps_tables_of_distance_based_kernels_only():
+    rng = np.random.default_rng(5)
+    series = np.exp(rng.uniform(0, 3, size=(40, 1)))
+    y = np.log(series[:, 0]) + 0.1 * rng.normal(size=40)
+    # one column (a series): its periodic and linear kernels need its own units
+    assert CompositionalGPRegressor(max_depth=1, random_state=0).fit(series, y).input_transformer_ is None
+    X = _skewed_table(40, 6)
+    with_periodic = CompositionalGPRegressor(base_kernels=("SE", "PER"), max_depth=1, random_state=0).fit(X, y)
+    assert with_periodic.input_transformer_ is None
+    forced = CompositionalGPRegressor(base_kernels=("SE", "PER"), max_depth=1, random_state=0,
+                                      warp_inputs=True).fit(X, y)
+    assert forced.input_transformer_ is not None
+    labels = (X[:, 0] > np.median(X[:, 0])).astype(int)
+    clf = CompositionalGPClassifier(max_depth=1, baseline_models=False, random_state=0).fit(X, labels)
+    assert clf.input_transformer_ is not None and clf.input_transformer_.lambdas_[0] != 1.0
+    with pytest.raises(ValueError, match="warp_inputs"):
+        CompositionalGPRegressor(warp_inputs="always").fit(X, y)
