@@ -208,7 +208,7 @@ class CompositionalGPClassifier(StructureSearchMixin, ClassifierMixin, BaseEstim
         multi-class problems. Fitting warns
         (:class:`~skgpsearch.DegenerateOptimumWarning`) when there are any.
     input_transformer_ : object or None
-        The input warping (``lambdas_``, ``mean_``, ``scale_`` per column and
+        The input warping (``spread_``, ``lambdas_``, ``mean_``, ``scale_`` per column and
         ``transform(X)``), or None when the inputs were used as given.
     X_train_ : ndarray
         Training inputs.

@@ -264,7 +264,7 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
     n_hyperparameters_ : int
         Free hyperparameters of the chosen model (kernel and noise).
     input_transformer_ : object or None
-        The input warping (``lambdas_``, ``mean_``, ``scale_`` per column and
+        The input warping (``spread_``, ``lambdas_``, ``mean_``, ``scale_`` per column and
         ``transform(X)``), or None when the inputs were used as given.
     X_train_, y_train_ : ndarray
         Training data.

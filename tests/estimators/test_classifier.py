@@ -410,7 +410,8 @@ def test_large_data_search_on_a_subset_then_finalists_on_more_rows(monkeypatch):
     assert model.X_train_.shape == (400, 3)
     assert abs(np.mean(model.y_train_ > 0) - np.mean(y == 1)) < 0.01
     # every conditioned row is a training row with its own label
-    index = {tuple(x): label for x, label in zip(X, np.where(y == 1, 1.0, -1.0))}
+    # (in the units the GP saw: the table is warped, warp_inputs="auto")
+    index = {tuple(x): label for x, label in zip(clf.input_transformer_.transform(X), np.where(y == 1, 1.0, -1.0))}
     assert all(index[tuple(x)] == label for x, label in zip(model.X_train_, model.y_train_))
     results = clf.search_results_
     refits = [i for i, m in enumerate(results["message"]) if "finalist refitted on 400 rows" in m]
