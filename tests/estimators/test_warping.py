@@ -26,7 +26,7 @@ def test_skewed_columns_are_warped_as_scikit_learn_would_and_the_others_only_sta
     reference = PowerTransformer(method="yeo-johnson").fit(X[:, :2] / X[:, :2].std(axis=0))
     np.testing.assert_allclose(warping.lambdas_[:2], reference.lambdas_, rtol=1e-3)
     np.testing.assert_allclose(Z[:, :2], reference.transform(X[:, :2] / X[:, :2].std(axis=0)), atol=1e-3)
-    # a uniform column is not made clearly more normal, a flag has two values: both stay linear
+    # a uniform column is not made clearly more normal, a flag has two values (at most 10): both stay linear
     assert warping.lambdas_[2] == 1.0 and warping.lambdas_[3] == 1.0
     np.testing.assert_allclose(Z[:, 2:], (X[:, 2:] - X[:, 2:].mean(axis=0)) / X[:, 2:].std(axis=0), atol=1e-10)
 
@@ -38,6 +38,9 @@ def test_the_warp_does_not_depend_on_units_and_stays_finite_far_outside_the_data
     warping = InputWarping().fit(X)
     far = warping.transform(np.array([[1e300, 1e300, -1e300, 5.0], [0.0, 0.0, 0.0, 0.0]]))
     assert np.all(np.isfinite(far))
+    # a skewed rating of at most 10 levels stays linear: its levels are not moved by how often they occur
+    ratings = np.minimum(np.random.default_rng(7).geometric(0.4, size=300), 10).astype(float)
+    assert InputWarping().fit(np.column_stack([ratings, X[:, 0]])).lambdas_.tolist()[0] == 1.0
     constant = InputWarping().fit(np.column_stack([np.ones(20), np.arange(20.0)]))
     assert np.all(np.isfinite(constant.transform(np.array([[1.0, 3.0], [2.0, 50.0]]))))
 
