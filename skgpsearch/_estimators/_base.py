@@ -155,14 +155,19 @@ class StructureSearchMixin:
     def _fit_input_warping(self, X: np.ndarray) -> np.ndarray:
         """Set ``input_transformer_`` (None: no warping) and return the training inputs as the GP sees them.
 
-        ``warp_inputs="auto"`` warps a table (two or more columns) searched
-        over distance-based base kernels only (SE, RQ, the Matérns: one
-        lengthscale per column, which a skewed column does not suit), by a
-        grammar given by name. Never a single column -- a series, whose
+        ``warp_inputs="auto"`` warps a regressor's table (two or more columns)
+        searched over distance-based base kernels only (SE, RQ, the Matérns:
+        one lengthscale per column, which a skewed column does not suit), by
+        a grammar given by name. Never a single column -- a series, whose
         periodic, linear and change-point kernels need its own units -- nor a
-        table searched with such kernels.
+        table searched with such kernels; nor, under "auto", a classifier's
+        table: there the warp was measured a wash (liver 29.2 to 27.8 %
+        error, heart 16.8 to 17.5 %, pima 22.1 to 22.8 %, breast449 4.7 to
+        4.9 %), against cpus SMSE 0.194 to 0.171 for the regressor.
         """
         warp = self.warp_inputs
+        if warp == "auto" and self._task != "regression":
+            warp = False
         if warp == "auto":
             auto = isinstance(self.base_kernels, str) and self.base_kernels == "auto"
             names = default_base_kernels(self._task, X.shape[1]) if auto else base_kernel_names(self.base_kernels)

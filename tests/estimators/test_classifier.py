@@ -65,7 +65,7 @@ def test_search_records_and_criterion_values_are_consistent():
     # the evidence is on all the data: an independent Laplace objective at the fitted theta agrees
     model = clf._binary_models[0]
     # (on the inputs as the GP saw them: the table is warped, warp_inputs="auto")
-    objective = LaplaceObjective(clone(model.kernel_), clf.input_transformer_.transform(X), np.where(y == 1, 1.0, -1.0),
+    objective = LaplaceObjective(clone(model.kernel_), clf._model_inputs(X), np.where(y == 1, 1.0, -1.0),
                                  model.likelihood)
     # (equal up to the Newton tolerance: the mode is found from another start)
     assert objective(model.theta) == pytest.approx(clf.log_marginal_likelihood_value_, rel=1e-7)
@@ -83,7 +83,7 @@ def test_subsampled_optimisation_scores_on_all_the_data(subsampled_fit):
     clf, X, y = subsampled_fit
     model = clf._binary_models[0]
     # (on the inputs as the GP saw them: the table is warped, warp_inputs="auto")
-    objective = LaplaceObjective(clone(model.kernel_), clf.input_transformer_.transform(X), np.where(y == 1, 1.0, -1.0),
+    objective = LaplaceObjective(clone(model.kernel_), clf._model_inputs(X), np.where(y == 1, 1.0, -1.0),
                                  model.likelihood)
     # (equal up to the Newton tolerance: the mode is found from another start)
     assert objective(model.theta) == pytest.approx(clf.log_marginal_likelihood_value_, rel=1e-7)
@@ -332,7 +332,7 @@ def test_model_averaging_averages_the_probabilities_of_the_best_structures():
     np.testing.assert_allclose(weights, expected / expected.sum(), rtol=1e-10)
     X_test = rng.uniform(-2, 2, size=(7, 2))
     model = clf._binary_models[0]
-    by_hand = sum(w * p.predict_proba(clf.input_transformer_.transform(X_test)) for w, p in zip(weights, model.mixture))
+    by_hand = sum(w * p.predict_proba(clf._model_inputs(X_test)) for w, p in zip(weights, model.mixture))
     np.testing.assert_allclose(clf.predict_proba(X_test)[:, 1], by_hand, rtol=1e-12)
     assert str(model.mixture[1].kernel) != str(model.mixture[0].kernel)
     np.testing.assert_allclose(clf.predict_proba(X_test)[:, 0], 1 - by_hand, rtol=1e-12)
@@ -411,7 +411,7 @@ def test_large_data_search_on_a_subset_then_finalists_on_more_rows(monkeypatch):
     assert abs(np.mean(model.y_train_ > 0) - np.mean(y == 1)) < 0.01
     # every conditioned row is a training row with its own label
     # (in the units the GP saw: the table is warped, warp_inputs="auto")
-    index = {tuple(x): label for x, label in zip(clf.input_transformer_.transform(X), np.where(y == 1, 1.0, -1.0))}
+    index = {tuple(x): label for x, label in zip(clf._model_inputs(X), np.where(y == 1, 1.0, -1.0))}
     assert all(index[tuple(x)] == label for x, label in zip(model.X_train_, model.y_train_))
     results = clf.search_results_
     refits = [i for i, m in enumerate(results["message"]) if "finalist refitted on 400 rows" in m]

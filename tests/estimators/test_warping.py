@@ -79,7 +79,10 @@ def test_auto_warps_tables_of_distance_based_kernels_only():
                                       warp_inputs=True).fit(X, y)
     assert forced.input_transformer_ is not None
     labels = (X[:, 0] > np.median(X[:, 0])).astype(int)
+    # the classifier warps on request only (measured a wash on its tables under "auto")
     clf = CompositionalGPClassifier(max_depth=1, baseline_models=False, random_state=0).fit(X, labels)
+    assert clf.input_transformer_ is None
+    clf = CompositionalGPClassifier(max_depth=1, baseline_models=False, random_state=0, warp_inputs=True).fit(X, labels)
     assert clf.input_transformer_ is not None and clf.input_transformer_.lambdas_[0] != 1.0
     with pytest.raises(ValueError, match="warp_inputs"):
         CompositionalGPRegressor(warp_inputs="always").fit(X, y)

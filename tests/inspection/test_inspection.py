@@ -170,7 +170,7 @@ def test_multiclass_needs_a_target_class(three_class_fit):
         model.decompose()
     with pytest.raises(ValueError, match="not a class"):
         model.decompose(target_class="z")
-    warped = model.input_transformer_.transform(np.asarray(X, dtype=float))  # the inputs as the GP saw them
+    warped = model._model_inputs(np.asarray(X, dtype=float))  # the inputs as the GP saw them
     latent = np.column_stack([m.posterior.predict_latent(warped) for m in model._binary_models])
     for k, label in enumerate(model.classes_):
         np.testing.assert_allclose(model.decompose(target_class=label).mean, latent[:, k], atol=1e-8)
