@@ -21,8 +21,9 @@ from scipy import stats
 __all__ = ["InputWarping"]
 
 #: A column with at most this many distinct values (a flag, a code, a rating) is only standardised: a power
-#: transform would move its levels by how often they occur, not by what they mean (with codes and 1-10 ratings
-#: warped, heart_cleveland and breast449 lost 0.3-0.4 points of error on benchmarks/tabular.py).
+#: transform would move its levels by how often they occur, not by what they mean. (Measured with the
+#: classifier and warp_inputs=True, not a difference: heart 18.2 % error with codes left linear, 17.5 % warped;
+#: breast449 the same on 6 folds.)
 MAX_LEVELS_KEPT_LINEAR = 10
 #: A column is warped only when the transform raises its normal log-likelihood by more than half this
 #: (the likelihood-ratio statistic against the identity, exponent 1, beyond chi-squared(1)'s 99 % point):
