@@ -35,9 +35,9 @@ MAX_WARPED = 1e6
 
 
 class InputWarping:
-    """Per column: division by its standard deviation, Yeo-Johnson transform (exponent by maximum likelihood),
-    standardisation.
+    """Per column: divide by the standard deviation, Yeo-Johnson transform, standardise.
 
+    The exponent of each column's transform maximises its normal likelihood.
     Columns with at most ``MAX_LEVELS_KEPT_LINEAR`` distinct values,
     columns the transform does not clearly make more normal (see
     ``MIN_LIKELIHOOD_RATIO``) and columns whose estimated transform is not
