@@ -12,6 +12,7 @@ from ..grammar._expr import _scale, _scale_keeper
 from ._change import ChangePoint, ChangeWindow
 from ._columns import ActiveColumns
 from ._core import CatalogueKernel
+from ._operators import KernelProduct, KernelSum
 from ._defaults import DataSummary, change_defaults, default_hyperparameters, unit_amplitude
 from ._specs import _value, get_spec, read_leaf, sklearn_readers
 
@@ -89,7 +90,7 @@ def _build(node, summary, flags):
     kernels = [_build(op, summary, flags) for op in node.operands]
     if isinstance(node, Change):
         return _change_kernel(node, kernels, summary)
-    combine = sk.Sum if isinstance(node, Sum) else sk.Product
+    combine = KernelSum if isinstance(node, Sum) else KernelProduct
     kernel = kernels[0]
     for other in kernels[1:]:
         kernel = combine(kernel, other)
