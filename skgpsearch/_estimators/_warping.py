@@ -54,7 +54,13 @@ class InputWarping:
     mean_, scale_ : ndarray of shape (n_features,)
         The warped training columns' means and standard deviations (scale 1
         for a constant column).
+    evidence_gain_ : float or None
+        Set by an estimator that decided the warp by the evidence (the
+        classifier's "auto"): the gain in log evidence of one ARD kernel on
+        the warped columns over the user's; None otherwise.
     """
+
+    evidence_gain_: float | None = None
 
     def fit(self, X: np.ndarray) -> InputWarping:
         n_features = X.shape[1]
@@ -101,4 +107,6 @@ class InputWarping:
         warped = [f"`{names[j]}` (exponent {lam:.2g})" for j, lam in enumerate(self.lambdas_) if lam != 1.0]
         how = "" if not warped else (", after a Yeo-Johnson power transform towards a normal shape of "
                                      + ", ".join(warped))
-        return f"the GP saw each column standardised{how}; lengthscales are in those units."
+        why = ("" if self.evidence_gain_ is None else
+               f" (the warp raised one ARD kernel's log evidence by {self.evidence_gain_:.1f})")
+        return f"the GP saw each column standardised{how}{why}; lengthscales are in those units."

@@ -17,11 +17,13 @@ The estimators import this package only, never an engine module.
 """
 
 from ._classification import (
+    WARP_MIN_EVIDENCE_GAIN,
     BinaryClassificationModelFitter,
     classification_likelihood,
     classification_summary,
     discrete_feature_mask,
     likelihood_names,
+    warping_evidence_gain,
 )
 from ._diagnostics import (
     DegenerateOptimumWarning,
@@ -57,6 +59,7 @@ __all__ = [
     "RegressionModelFitter",
     "RegressionOptions",
     "SELECTIONS",
+    "WARP_MIN_EVIDENCE_GAIN",
     "SearchPipeline",
     "SearchResult",
     "SearchSettings",
@@ -77,4 +80,5 @@ __all__ = [
     "search_progress",
     "warn_about_degenerate_optimum",
     "warn_about_outliers",
+    "warping_evidence_gain",
 ]

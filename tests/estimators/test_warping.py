@@ -6,6 +6,7 @@ from sklearn.preprocessing import PowerTransformer
 
 from skgpsearch import CompositionalGPClassifier, CompositionalGPRegressor
 from skgpsearch._estimators._warping import InputWarping
+from skgpsearch._search import WARP_MIN_EVIDENCE_GAIN, classification_likelihood, warping_evidence_gain
 
 
 def _skewed_table(n, seed):
@@ -79,10 +80,39 @@ def test_auto_warps_tables_of_distance_based_kernels_only():
                                       warp_inputs=True).fit(X, y)
     assert forced.input_transformer_ is not None
     labels = (X[:, 0] > np.median(X[:, 0])).astype(int)
-    # the classifier warps on request only (measured a wash on its tables under "auto")
-    clf = CompositionalGPClassifier(max_depth=1, baseline_models=False, random_state=0).fit(X, labels)
-    assert clf.input_transformer_ is None
     clf = CompositionalGPClassifier(max_depth=1, baseline_models=False, random_state=0, warp_inputs=True).fit(X, labels)
     assert clf.input_transformer_ is not None and clf.input_transformer_.lambdas_[0] != 1.0
     with pytest.raises(ValueError, match="warp_inputs"):
         CompositionalGPRegressor(warp_inputs="always").fit(X, y)
+
+
+def _wavy_in_log_labels(n, seed, noise=0.5):
+    """Labels of a latent function that oscillates in log(x0): fast where x0 is dense, slowly in its tail."""
+    X = _skewed_table(n, seed)
+    latent = 3.0 * np.sin(3.0 * np.log(X[:, 0]))
+    return X, (latent + noise * np.random.default_rng(seed).normal(size=n) > 0).astype(int)
+
+
+def test_the_classifier_warps_where_the_evidence_prefers_the_warped_columns():
+    X, y = _wavy_in_log_labels(200, 1)
+    X_test, y_test = _wavy_in_log_labels(500, 101, noise=0.0)
+    auto = CompositionalGPClassifier(max_depth=1, baseline_models=False, random_state=0).fit(X, y)
+    plain = CompositionalGPClassifier(max_depth=1, baseline_models=False, random_state=0, warp_inputs=False).fit(X, y)
+    assert auto.input_transformer_ is not None and plain.input_transformer_ is None
+    assert auto.input_transformer_.evidence_gain_ > WARP_MIN_EVIDENCE_GAIN
+    # the evidence's choice predicts better (here 4.6 % error against 7.6 %)
+    assert np.mean(auto.predict(X_test) != y_test) < np.mean(plain.predict(X_test) != y_test) - 0.01
+
+
+def test_the_evidence_gain_of_the_warp_is_a_difference_of_two_fits_on_the_same_rows():
+    X, y = _wavy_in_log_labels(200, 2)
+    X_warped = InputWarping().fit(X).transform(X)
+    labels = [np.where(y == 1, 1.0, -1.0)]
+    likelihood, discrete = classification_likelihood("probit"), np.array([False, False, False, True])
+    gain = warping_evidence_gain(X, X_warped, labels, likelihood, discrete, seed=0)
+    # swapping the inputs swaps the fits (same rows, same seeds): the gain changes sign exactly
+    assert gain == pytest.approx(-warping_evidence_gain(X_warped, X, labels, likelihood, discrete, seed=0))
+    assert gain > WARP_MIN_EVIDENCE_GAIN
+    # two binary problems (as a 3-class fit has) add their gains; the same problem twice doubles it
+    assert warping_evidence_gain(X, X_warped, labels * 2, likelihood, discrete, seed=0, n_jobs=2) == \
+        pytest.approx(gain + warping_evidence_gain(X, X_warped, labels, likelihood, discrete, seed=1), rel=1e-6)
