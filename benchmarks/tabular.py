@@ -207,7 +207,7 @@ def _regression_density(models_weights, X, y):
 
 def run_ours(task, X_train, y_train, X_test, y_test, n_jobs):
     scaler = StandardScaler().fit(X_train)
-    Xs, Xt = scaler.transform(X_train), scaler.transform(X_test)
+    Xs, X_test_scaled = scaler.transform(X_train), scaler.transform(X_test)
     # selection="loo" gives every rule's finalists; the default ("auto") is "stacking" with 2+ columns, else "criterion"
     estimator = (RecordingClassifier if task == "classification" else RecordingRegressor)(
         random_state=0, n_jobs=n_jobs, selection="loo")
@@ -223,7 +223,7 @@ def run_ours(task, X_train, y_train, X_test, y_test, n_jobs):
     out["warp_evidence_gain"] = estimator._warping_evidence_gain
     rules = [rule_weights(f, o) for f, o in estimator._recorded]
     # the finalists' models take the inputs as the GP saw them (after the estimator's input warping)
-    Xt = estimator._model_inputs(Xt)
+    Xt = estimator._model_inputs(X_test_scaled)
     # each binary problem's search path: what a stopping rule on small gains would have kept and saved
     out["levels"] = [[{key: level[key] for key in ("depth", "best_criterion", "elapsed", "n_evaluations")}
                       for level in o.search.levels] for _, o in estimator._recorded]
@@ -237,7 +237,7 @@ def run_ours(task, X_train, y_train, X_test, y_test, n_jobs):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             default.fit(Xs, y_train)
-        mean, std = default.predict(scaler.transform(X_test), return_std=True)
+        mean, std = default.predict(X_test_scaled, return_std=True)
         noise = default.noise_variance_
         out["default"] = {**_regression_scores(mean, stats.norm.logpdf(y_test, mean, np.sqrt(std**2 + noise)),
                                                y_train, y_test),

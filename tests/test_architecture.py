@@ -27,7 +27,7 @@ SUBLAYERS = {
         ("_records", "_progress", "_starts", "_diagnostics", "_models"),
         ("_candidate_fitter",),
         ("_exact_fitter", "_sparse_fitter", "_laplace_fitter"),
-        ("_loop",),
+        ("_loop", "_warping_decision"),
         ("_pipeline",),
         ("_regression", "_classification"),
         ("__init__",),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import inspect
 import numbers
+import time
 import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -40,6 +41,9 @@ BaseKernels = str | Kernel | Sequence[str | Kernel]
 CriterionLike = str | Callable[[Any, Any, Any], float]
 #: What ``sklearn.utils.check_random_state`` accepts.
 RandomStateLike = int | np.random.RandomState | None
+#: A search whose ``time_budget`` was spent before it started still gets this many seconds: it then fits the
+#: base kernels only and returns the best of them, fitted and warned.
+MIN_SEARCH_BUDGET = 1e-6
 
 
 def base_kernel_names(base_kernels: BaseKernels) -> tuple[str, ...]:
@@ -153,8 +157,7 @@ class StructureSearchMixin:
             model.feature_names_in_ = self.feature_names_in_
         return model
 
-    def _fit_input_warping(self, X: np.ndarray,
-                           evidence_gain: Callable[[np.ndarray], float] | None = None) -> np.ndarray:
+    def _fit_input_warping(self, X: np.ndarray, evidence_gain: Callable[[np.ndarray], float]) -> np.ndarray:
         """Set ``input_transformer_`` (None: no warping) and return the training inputs as the GP sees them.
 
         ``warp_inputs="auto"`` warps a table (two or more columns) searched
@@ -162,10 +165,10 @@ class StructureSearchMixin:
         lengthscale per column, which a skewed column does not suit), by a
         grammar given by name. Never a single column -- a series, whose
         periodic, linear and change-point kernels need its own units -- nor a
-        table searched with such kernels. When ``evidence_gain`` is given (the
-        classifier's), "auto" keeps the warp only where the transform changes
-        a column and ``evidence_gain(X_warped)``, the gain in log evidence of
-        the warped inputs over ``X``, exceeds ``WARP_MIN_EVIDENCE_GAIN``.
+        table searched with such kernels. "auto" then keeps the warp only
+        where the transform changes a column and ``evidence_gain(X_warped)``,
+        the task's gain in log evidence of the warped inputs over ``X``,
+        exceeds ``WARP_MIN_EVIDENCE_GAIN``.
         """
         warp = self.warp_inputs
         if warp == "auto":
@@ -175,7 +178,8 @@ class StructureSearchMixin:
                     and all(get_kind(name).distance_based for name in names))
         transformer = InputWarping().fit(X) if warp else None
         gain = None
-        if transformer is not None and self.warp_inputs == "auto" and evidence_gain is not None:
+        started = time.perf_counter()
+        if transformer is not None and self.warp_inputs == "auto":
             gain = evidence_gain(transformer.transform(X)) if np.any(transformer.lambdas_ != 1.0) else None
             transformer.evidence_gain_ = gain
             progress = self._progress()
@@ -188,6 +192,8 @@ class StructureSearchMixin:
         self.input_transformer_ = transformer
         # the measured gain, also where it left the inputs unwarped (benchmarks/tabular.py records it)
         self._warping_evidence_gain = gain
+        # time_budget bounds the whole fit: the first search spends less by what the decision took
+        self._budget_spent_before_search = time.perf_counter() - started
         return X if transformer is None else transformer.transform(X)
 
     def _model_inputs(self, X: np.ndarray) -> np.ndarray:
@@ -233,6 +239,17 @@ class StructureSearchMixin:
         """The progress callback (see :func:`skgpsearch.search_progress`; None when quiet)."""
         return progress_callback(self.verbose)
 
+    def _search_time_budget(self) -> float | None:
+        """``time_budget`` less what this fit spent before its first search (the warp decision)."""
+        if self.time_budget is None:
+            return None
+        spent, self._budget_spent_before_search = getattr(self, "_budget_spent_before_search", 0.0), 0.0
+        return max(self.time_budget - spent, MIN_SEARCH_BUDGET)
+
+    def _fits_per_depth(self, n_features: int) -> int | None:
+        """The search's ``max_fits_per_depth`` on ``n_features`` columns (the option, or what "auto" means)."""
+        return self.max_fits_per_depth
+
     def _run_pipeline(self, model_fitter: Any, grammar: Grammar, criterion: SelectionCriterion,
                       seed: int) -> PipelineResult:
         """The staged search (explore, finalists, select) with this estimator's depth, beam, budgets and progress."""
@@ -241,8 +258,8 @@ class StructureSearchMixin:
             beam_width=1 if self.search == "greedy" else self.beam_width,
             n_jobs=self.n_jobs,
             max_candidates=self.max_candidates,
-            max_fits_per_depth=self.max_fits_per_depth,
-            time_budget=self.time_budget,
+            max_fits_per_depth=self._fits_per_depth(model_fitter.X.shape[1]),
+            time_budget=self._search_time_budget(),
             model_averaging=self.model_averaging,
             selection=resolve_selection(self.selection, model_fitter.has_loo, model_fitter.X.shape[1],
                                         model_fitter.forecasts),

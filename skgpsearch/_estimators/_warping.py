@@ -55,8 +55,8 @@ class InputWarping:
         The warped training columns' means and standard deviations (scale 1
         for a constant column).
     evidence_gain_ : float or None
-        Set by an estimator that decided the warp by the evidence (the
-        classifier's "auto"): the gain in log evidence of one ARD kernel on
+        Set by an estimator that decided the warp by the evidence (either
+        estimator's "auto"): the gain in log evidence of one ARD kernel on
         the warped columns over the user's; None otherwise.
     """
 

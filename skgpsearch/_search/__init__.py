@@ -10,6 +10,7 @@ Modules, lowest first (``tests/test_architecture.py`` keeps their order):
 - ``_models``: fitted models (posteriors behind a small interface);
 - ``_loop``: the greedy/beam search over a grammar (the explore stage);
 - ``_pipeline``: the staged search (explore, finalists, select) and its constants;
+- ``_warping_decision``: the evidence test of the estimators' input warping;
 - ``_regression``, ``_classification``: the model fitters of the two tasks,
   which own the choice of engine and build the fitted models.
 
@@ -17,13 +18,13 @@ The estimators import this package only, never an engine module.
 """
 
 from ._classification import (
-    WARP_MIN_EVIDENCE_GAIN,
     BinaryClassificationModelFitter,
     classification_likelihood,
     classification_summary,
+    classification_warping_evidence_gain,
     discrete_feature_mask,
+    fits_per_depth,
     likelihood_names,
-    warping_evidence_gain,
 )
 from ._diagnostics import (
     DegenerateOptimumWarning,
@@ -42,7 +43,8 @@ from ._models import (
 from ._pipeline import SELECTIONS, PipelineResult, SearchPipeline, finalists_table, resolve_selection
 from ._progress import LevelReport, ProgressCallback, print_progress, progress_callback, search_progress
 from ._records import FAILED, NUMERICAL_FAILURES, CandidateRecord
-from ._regression import RegressionModelFitter, RegressionOptions, approximation_for
+from ._regression import RegressionModelFitter, RegressionOptions, approximation_for, regression_warping_evidence_gain
+from ._warping_decision import WARP_MIN_EVIDENCE_GAIN
 
 __all__ = [
     "FAILED",
@@ -69,16 +71,18 @@ __all__ = [
     "averaged_probability",
     "classification_likelihood",
     "classification_summary",
+    "classification_warping_evidence_gain",
     "discrete_feature_mask",
     "finalists_table",
+    "fits_per_depth",
     "likelihood_names",
     "print_progress",
     "progress_callback",
     "regression_mixture_moments",
+    "regression_warping_evidence_gain",
     "resolve_selection",
     "run_search",
     "search_progress",
     "warn_about_degenerate_optimum",
     "warn_about_outliers",
-    "warping_evidence_gain",
 ]

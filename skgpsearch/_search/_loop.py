@@ -35,6 +35,7 @@ __all__ = [
     "SearchResult",
     "StructureSearch",
     "automatic_depth",
+    "deadline_batches",
     "merge_full_effort_refit",
     "run_search",
 ]
@@ -401,6 +402,14 @@ def merge_full_effort_refit(record: CandidateRecord, refit: CandidateRecord) -> 
     )
 
 
+def deadline_batches(n_jobs_to_run: int, n_jobs: int | None, deadline: float | None) -> Iterator[slice]:
+    """Slices of ``range(n_jobs_to_run)`` to send to joblib: all at once without a deadline, else batches of
+    ``n_jobs`` so that the caller can check the deadline between them."""
+    size = n_jobs_to_run if deadline is None else max(1, effective_n_jobs(n_jobs))
+    for first in range(0, n_jobs_to_run, max(size, 1)):
+        yield slice(first, first + size)
+
+
 class ParallelCandidateFits:
     """The ``evaluate``, ``hint`` and ``screen`` callbacks of a search that fits candidates with a fitter.
 
@@ -423,9 +432,8 @@ class ParallelCandidateFits:
         return None if candidate.parent is None else candidate.parent.warm_state
 
     def __call__(self, candidates: list[Candidate], deadline: float | None = None) -> Iterator[CandidateRecord]:
-        batch = len(candidates) if deadline is None else max(1, effective_n_jobs(self.n_jobs))
-        for first in range(0, len(candidates), batch):
-            chunk = candidates[first : first + batch]
+        for batch in deadline_batches(len(candidates), self.n_jobs, deadline):
+            chunk = candidates[batch]
             # a generator, so that the fits finished before an interruption are kept
             yield from Parallel(n_jobs=self.n_jobs, prefer=self.prefer, return_as="generator")(
                 delayed(self.fitter)(c.structure, self.X, self.y, candidate_seed(self.base_seed, c.structure),

@@ -86,7 +86,6 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 import numpy as np
-from joblib import effective_n_jobs
 from scipy.special import logsumexp
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.parallel import Parallel, delayed
@@ -95,7 +94,7 @@ from .._engine._linalg import NumericalError
 from ..criteria import SelectionCriterion
 from ..grammar import Expr, Grammar
 from ._candidate_fitter import CandidateFitter
-from ._loop import SearchResult, SearchSettings, merge_full_effort_refit, run_search
+from ._loop import SearchResult, SearchSettings, deadline_batches, merge_full_effort_refit, run_search
 from ._progress import ProgressCallback
 from ._records import OK, CandidateRecord, candidate_seed
 
@@ -376,13 +375,11 @@ class SearchPipeline:
         results = [None] * len(jobs)
         if not jobs:
             return results
-        batch = len(jobs) if self._deadline is None else max(1, effective_n_jobs(self.settings.n_jobs))
-        for first in range(0, len(jobs), batch):
+        for batch in deadline_batches(len(jobs), self.settings.n_jobs, self._deadline):
             if self._out_of_time():
                 break
-            chunk = jobs[first : first + batch]
-            results[first : first + len(chunk)] = Parallel(n_jobs=self.settings.n_jobs, prefer=self.settings.prefer)(
-                delayed(function)(*arguments) for function, arguments in chunk)
+            results[batch] = Parallel(n_jobs=self.settings.n_jobs, prefer=self.settings.prefer)(
+                delayed(function)(*arguments) for function, arguments in jobs[batch])
         return results
 
     def _out_of_time(self):

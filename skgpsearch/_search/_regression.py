@@ -24,7 +24,7 @@ from .._engine._laplace import LaplacePosterior
 from .._engine._likelihoods import OUTLIER_CLIP, StudentT
 from .._engine._linalg import NumericalError
 from .._engine._sparse import SparsePosterior, choose_inducing_inputs
-from ..criteria import SelectionCriterion
+from ..criteria import LogMarginalLikelihood, SelectionCriterion
 from ..grammar import Expr, Grammar
 from ..kernels import DataSummary, to_kernel
 from . import _pipeline
@@ -36,8 +36,10 @@ from ._models import RegressionModel
 from ._pipeline import PipelineResult
 from ._records import CandidateRecord, single_threaded_blas
 from ._sparse_fitter import SparseCandidateFitter
+from ._warping_decision import WARP_DECISION_ROWS, WarpComparison, warping_evidence_gain_of
 
-__all__ = ["NOISE_BOUNDS", "SPARSE_THRESHOLD", "RegressionModelFitter", "RegressionOptions"]
+__all__ = ["NOISE_BOUNDS", "SPARSE_THRESHOLD", "RegressionModelFitter", "RegressionOptions",
+           "regression_warping_evidence_gain"]
 
 #: Above this many rows, approximation="auto" uses the sparse variational GP.
 SPARSE_THRESHOLD = 3000
@@ -284,6 +286,28 @@ def _check_options(options, criterion, robust, sparse):
     if robust and sparse:
         raise ValueError("likelihood='student_t' has no sparse approximation; use approximation='exact' "
                          "(with max_optimize_samples to optimise on a subset).")
+
+
+def regression_warping_evidence_gain(X: np.ndarray, X_warped: np.ndarray, y: np.ndarray, seed: int,
+                                     n_jobs: int | None = None) -> float:
+    """Log evidence of one ARD kernel with Gaussian noise on ``X_warped`` minus that on ``X``.
+
+    Both GPs (an SE over all columns, one lengthscale each, plus noise) are
+    fitted with the explore effort from one start, on the same random sample
+    of at most ``WARP_DECISION_ROWS`` rows and the standardised targets; the
+    two fits run in parallel over ``n_jobs``. The Gaussian model decides for
+    Student-t noise too: the warp is a question about the inputs.
+    """
+    rows = np.sort(np.random.default_rng(seed).permutation(X.shape[0])[:WARP_DECISION_ROWS])
+    centre, scale = _location_and_scale(y[rows])
+    ys = (y[rows] - centre) / scale
+    fitters = []
+    for inputs in (X, X_warped):
+        summary = DataSummary.from_data(inputs[rows], ys)
+        fitters.append(RegressionCandidateFitter(
+            summary=summary, criterion=LogMarginalLikelihood(), n_restarts=0, effort="explore",
+            noise_bounds=tuple(b * summary.target_variance for b in NOISE_BOUNDS)))
+    return warping_evidence_gain_of([WarpComparison(*fitters, X[rows], X_warped[rows], ys, seed)], n_jobs)
 
 
 def _location_and_scale(y, robust=False):

@@ -486,3 +486,21 @@ def test_map_objective_maximises_the_evidence_plus_the_log_hyperprior():
     (ml_evidence, ml_posterior), (map_evidence, map_posterior) = map(evidence_and_posterior, fits.values())
     assert map_posterior >= ml_posterior - 1e-4 and ml_evidence >= map_evidence - 1e-4
     assert map_posterior > ml_posterior + 1e-3  # the prior moves the optimum: the test can fail
+
+
+def test_auto_screens_the_levels_of_wide_tables_only():
+    # 40 columns: the first level has 41 candidates (one SE per column and the constant), above the 32 kept
+    rng = np.random.default_rng(11)
+    X = rng.normal(size=(60, 40))
+    y = (X[:, 5] > 0).astype(int)
+    wide = CompositionalGPClassifier(max_depth=1, baseline_models=False, n_restarts=0, warp_inputs=False,
+                                     random_state=0).fit(X, y)
+    statuses = wide.search_results_["status"]
+    assert statuses.count("screened out") == 41 - 32 and len(statuses) == 41
+    assert 5 in wide.structure_.columns
+    # below SCREEN_FROM_COLUMNS columns every candidate is fitted; an explicit number or None is kept as given
+    from skgpsearch._search import fits_per_depth
+    assert fits_per_depth("auto", 13) is None and fits_per_depth("auto", 30) == 32
+    assert fits_per_depth(8, 3) == 8 and fits_per_depth(None, 40) is None
+    with pytest.raises(ValueError, match="max_fits_per_depth"):
+        CompositionalGPClassifier(max_fits_per_depth="sometimes").fit(X, y)

@@ -161,8 +161,8 @@ def test_prediction_matches_sklearn_with_the_fitted_kernel(additive_interaction_
     X, y = additive_interaction_data
     X, y = X[:100], y[:100]
     model = CompositionalGPRegressor(base_kernels=("SE",), max_depth=2, n_restarts=0, random_state=0).fit(X, y)
-    # the GP sees the warped table (warp_inputs="auto"); predict warps new rows the same way
-    warp = model.input_transformer_.transform
+    # the GP sees the table as warp_inputs="auto" left it (warped or not); predict treats new rows the same way
+    warp = model._model_inputs
     reference = GaussianProcessRegressor(model.kernel_, optimizer=None, alpha=0.0, normalize_y=True).fit(warp(X), y)
     Xt = np.random.default_rng(5).uniform(-2, 2, size=(20, 3))
     mean, std = model.predict(Xt, return_std=True)
@@ -259,6 +259,26 @@ def test_budgets_keep_what_was_found(additive_interaction_data):
     assert timed.search_stop_reason_.startswith("time budget reached")
     assert "finalist fits left out" in timed.search_stop_reason_
     assert timed.predict(X[:3]).shape == (3,)
+
+
+def test_the_warp_decision_counts_against_the_time_budget(additive_interaction_data, monkeypatch):
+    import time
+
+    import skgpsearch._estimators._regressor as regressor_module
+
+    def slow_decision(X, X_warped, y, seed, n_jobs=None):
+        time.sleep(1.0)
+        return 5.0
+
+    monkeypatch.setattr(regressor_module, "regression_warping_evidence_gain", slow_decision)
+    X, y = additive_interaction_data
+    X, y = np.exp(X[:60]), y[:60]  # skewed columns: "auto" asks the (slow) evidence test
+    with pytest.warns(ConvergenceWarning, match="time budget"):
+        model = cheap(max_depth=3, time_budget=0.5).fit(X, y)
+    # the decision took the whole budget: the search fits its first base kernel only, and the warp is kept
+    assert model.input_transformer_ is not None and model.input_transformer_.evidence_gain_ == 5.0
+    assert len(model.search_results_["structure"]) == 1
+    assert model.search_stop_reason_.startswith("time budget reached")
 
 
 def test_sum_of_products_grammar_and_grammar_objects(additive_interaction_data):

@@ -412,8 +412,8 @@ def test_scikit_learn_regressor_is_decomposed_and_described(additive_regression)
     from sklearn.gaussian_process import GaussianProcessRegressor
 
     model, frame, y, _, _ = additive_regression
-    # scikit-learn's GP on the inputs as ours saw them (warp_inputs="auto" warps a table)
-    warp = model.input_transformer_.transform
+    # scikit-learn's GP on the inputs as ours saw them (warp_inputs="auto" may warp a table)
+    warp = model._model_inputs
     frame = pd.DataFrame(warp(frame.to_numpy()), columns=frame.columns)
     gpr = GaussianProcessRegressor(model._kernel_no_noise + model.kernel_.k2, normalize_y=True, optimizer=None,
                                    alpha=1e-8).fit(frame, y)
