@@ -402,11 +402,11 @@ def merge_full_effort_refit(record: CandidateRecord, refit: CandidateRecord) -> 
     )
 
 
-def deadline_batches(n_jobs_to_run: int, n_jobs: int | None, deadline: float | None) -> Iterator[slice]:
-    """Slices of ``range(n_jobs_to_run)`` to send to joblib: all at once without a deadline, else batches of
+def deadline_batches(n_tasks: int, n_jobs: int | None, deadline: float | None) -> Iterator[slice]:
+    """Slices of ``range(n_tasks)`` to send to joblib: all at once without a deadline, else batches of
     ``n_jobs`` so that the caller can check the deadline between them."""
-    size = n_jobs_to_run if deadline is None else max(1, effective_n_jobs(n_jobs))
-    for first in range(0, n_jobs_to_run, max(size, 1)):
+    size = max(1, n_tasks if deadline is None else effective_n_jobs(n_jobs))
+    for first in range(0, n_tasks, size):
         yield slice(first, first + size)
 
 

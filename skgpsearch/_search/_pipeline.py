@@ -373,8 +373,6 @@ class SearchPipeline:
         budget ran out first (then the jobs go in batches of ``n_jobs`` and the budget is checked between them).
         """
         results = [None] * len(jobs)
-        if not jobs:
-            return results
         for batch in deadline_batches(len(jobs), self.settings.n_jobs, self._deadline):
             if self._out_of_time():
                 break

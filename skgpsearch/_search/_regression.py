@@ -128,7 +128,7 @@ class RegressionModelFitter:
         self.y = (y - self.y_mean) / self.y_std
         # Student-t noise: the scale of the data without its gross outliers sets the kernels' defaults
         self.summary = DataSummary.from_data(X, np.clip(self.y, -OUTLIER_CLIP, OUTLIER_CLIP) if robust else self.y)
-        self.noise_bounds = tuple(b * self.summary.target_variance for b in NOISE_BOUNDS)
+        self.noise_bounds = _noise_bounds(self.summary)
         self.inducing_inputs = None
         self.baseline_models = options.baseline_models
         self.searching = True
@@ -306,8 +306,13 @@ def regression_warping_evidence_gain(X: np.ndarray, X_warped: np.ndarray, y: np.
         summary = DataSummary.from_data(inputs[rows], ys)
         fitters.append(RegressionCandidateFitter(
             summary=summary, criterion=LogMarginalLikelihood(), n_restarts=0, effort="explore",
-            noise_bounds=tuple(b * summary.target_variance for b in NOISE_BOUNDS)))
+            noise_bounds=_noise_bounds(summary)))
     return warping_evidence_gain_of([WarpComparison(*fitters, X[rows], X_warped[rows], ys, seed)], n_jobs)
+
+
+def _noise_bounds(summary: DataSummary) -> tuple[float, float]:
+    """``NOISE_BOUNDS`` in the units of the summarised targets' variance."""
+    return tuple(b * summary.target_variance for b in NOISE_BOUNDS)
 
 
 def _location_and_scale(y, robust=False):
