@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections.abc import Callable
+import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
