@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,17 +19,13 @@ from ._diagnostics import diagnose
 from ._records import FAILED, CandidateRecord, ScreenScore, criterion_value, run_candidate
 from ._starts import StartHints
 
-__all__ = ["CandidateFitter", "EXPLORE_FTOL", "EXPLORE_MAX_ROWS", "EXPLORE_MAXITER", "EXPLORE_SCREEN_MAXITER",
-           "with_effort"]
+__all__ = ["CandidateFitter", "EXPLORE_FTOL", "EXPLORE_MAXITER", "EXPLORE_SCREEN_MAXITER"]
 
 #: The explore effort: every selected start runs EXPLORE_SCREEN_MAXITER L-BFGS iterations, and the best one
 #: at most EXPLORE_MAXITER more to a loose tolerance (the finalists are then fitted with full effort).
 EXPLORE_SCREEN_MAXITER = 10
 EXPLORE_MAXITER = 50
 EXPLORE_FTOL = 1e-6
-#: ... and optimises on a random subset of at most this many rows (as ABCD's first, partial fits do); its
-#: criterion is still computed on every row, so candidates are compared on the same data.
-EXPLORE_MAX_ROWS = 250
 
 
 @dataclass
@@ -169,13 +164,3 @@ class CandidateFitter:
             record.diagnostics = diagnose(kernel, X, self._noise(fields))
             self._check_fitted(record, X)
         return record
-
-
-def with_effort(fitter: CandidateFitter, effort: str) -> CandidateFitter:
-    """``fitter`` as the explore stage uses it: unchanged for "full"; for "explore", its few starts and
-    iterations on its own ``max_optimize_samples`` rows (the classifier's default) or else on at most
-    ``EXPLORE_MAX_ROWS``."""
-    if effort == "full":
-        return fitter
-    rows = EXPLORE_MAX_ROWS if fitter.max_optimize_samples is None else fitter.max_optimize_samples
-    return dataclasses.replace(fitter, effort=effort, max_optimize_samples=rows)
