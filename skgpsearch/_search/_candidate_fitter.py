@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -19,13 +20,21 @@ from ._diagnostics import diagnose
 from ._records import FAILED, CandidateRecord, ScreenScore, criterion_value, run_candidate
 from ._starts import StartHints
 
-__all__ = ["CandidateFitter", "EXPLORE_FTOL", "EXPLORE_MAXITER", "EXPLORE_SCREEN_MAXITER"]
+__all__ = ["CandidateFitter", "EXPLORE_FTOL", "EXPLORE_MAXITER", "EXPLORE_SCREEN_MAXITER", "EXPLORE_SUBSET_FROM_ROWS",
+           "EXPLORE_SUBSET_ROWS", "with_effort"]
 
 #: The explore effort: every selected start runs EXPLORE_SCREEN_MAXITER L-BFGS iterations, and the best one
 #: at most EXPLORE_MAXITER more to a loose tolerance (the finalists are then fitted with full effort).
 EXPLORE_SCREEN_MAXITER = 10
 EXPLORE_MAXITER = 50
 EXPLORE_FTOL = 1e-6
+#: From EXPLORE_SUBSET_FROM_ROWS rows on, the explore effort also optimises on a random subset of
+#: EXPLORE_SUBSET_ROWS rows (as ABCD's first, partial fits do); the criterion is still computed on every row,
+#: so candidates are compared on the same data. On fewer rows the savings are small and the greedy path moves:
+#: 250-row subsets on auto_mpg (353 rows) ended 2-7 nats lower on 3 of 10 folds, while on 700 rows of
+#: benchmarks/scale.py's 4-column data every depth kept the same best structure and BIC in half the time.
+EXPLORE_SUBSET_FROM_ROWS = 1000
+EXPLORE_SUBSET_ROWS = 400
 
 
 @dataclass
@@ -164,3 +173,14 @@ class CandidateFitter:
             record.diagnostics = diagnose(kernel, X, self._noise(fields))
             self._check_fitted(record, X)
         return record
+
+
+def with_effort(fitter: CandidateFitter, effort: str, n_rows: int) -> CandidateFitter:
+    """``fitter`` as the explore stage uses it on ``n_rows`` rows: unchanged for "full"; for "explore", its few
+    starts and iterations, from EXPLORE_SUBSET_FROM_ROWS rows on optimised on at most EXPLORE_SUBSET_ROWS of them."""
+    if effort == "full":
+        return fitter
+    rows = fitter.max_optimize_samples
+    if n_rows >= EXPLORE_SUBSET_FROM_ROWS:
+        rows = EXPLORE_SUBSET_ROWS if rows is None else min(rows, EXPLORE_SUBSET_ROWS)
+    return dataclasses.replace(fitter, effort=effort, max_optimize_samples=rows)

@@ -25,7 +25,7 @@ from joblib import effective_n_jobs
 from sklearn.utils.parallel import Parallel, delayed
 
 from ..grammar import Expr, Grammar
-from ._candidate_fitter import CandidateFitter
+from ._candidate_fitter import CandidateFitter, with_effort
 from ._progress import LevelReport, ProgressCallback
 from ._records import FAILED, OK, SCREENED_OUT, CandidateRecord, ScreenScore, candidate_seed
 
@@ -502,7 +502,7 @@ def run_search(fitter: CandidateFitter, X: np.ndarray, y: np.ndarray, grammar: G
     n_features = X.shape[1]
     initial = list(grammar.initial(n_features))
     initial += [expr for expr in extra_initial if expr not in initial]
-    explore = fitter if settings.explore_effort == "full" else dataclasses.replace(fitter, effort=settings.explore_effort)
+    explore = with_effort(fitter, settings.explore_effort, X.shape[0])
     fits = ParallelCandidateFits(
         explore, X, y, base_seed=base_seed, n_jobs=settings.n_jobs, prefer=settings.prefer,
         period_columns=grammar.period_columns(n_features), change_columns=grammar.change_columns(n_features),

@@ -116,6 +116,7 @@ __all__ = [
     "SearchPipeline",
     "distinct_best",
     "explore_effort_for",
+    "explores_on_sample",
     "finalists_table",
     "halving_sizes",
     "refit_finalists",
@@ -317,8 +318,7 @@ class SearchPipeline:
                 seed: int) -> Exploration:
         """The grammar search, on all rows or on a sample of ``EXPLORE_ROWS`` of them."""
         X, y = model_fitter.X, model_fitter.y
-        # a criterion that reads a model scores it on the estimator's data, all rows: no sample then
-        if model_fitter.explores_samples and criterion.evidence_only and X.shape[0] > EXPLORE_ROWS:
+        if explores_on_sample(model_fitter, criterion):
             order = model_fitter.row_order(seed)
             rows = np.sort(order[:EXPLORE_ROWS])
             fitter = model_fitter.sample_fitter(rows)
@@ -772,6 +772,15 @@ def _as_finalist(refitted: CandidateRecord, record: CandidateRecord, n_rows: int
     note = f"finalist refitted on {n_rows} rows"
     refitted.message = f"{note}: {refitted.message}" if refitted.message else note
     return refitted
+
+
+def explores_on_sample(model_fitter: ModelFitter, criterion: SelectionCriterion) -> bool:
+    """Whether the explore stage searches a sample of ``EXPLORE_ROWS`` rows rather than all of them.
+
+    Only for large data whose final model conditions on every row (``model_fitter.explores_samples``), and a
+    criterion computed from the evidence: one that reads a model scores it on the estimator's data, all rows.
+    """
+    return model_fitter.explores_samples and criterion.evidence_only and model_fitter.X.shape[0] > EXPLORE_ROWS
 
 
 def explore_effort_for(n_features: int) -> str:

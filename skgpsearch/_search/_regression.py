@@ -108,16 +108,17 @@ class RegressionModelFitter:
 
     @property
     def explore_effort(self) -> str:
-        if self.approximation == "sparse":
-            # its fits already screen every start on an exact subset: on benchmarks/scale.py's 4 columns x 10 000
-            # rows the explore effort saved no time (753 s to depth 4 against 618 s for the full search before)
+        if self.engine == "sparse" and not _pipeline.explores_on_sample(self, self.criterion):
+            # a search of the sparse bound on all rows: its fits already screen every start on an exact subset
             return "full"
+        # (a sparse model's search on a sample explores an exact GP, on subsets: _candidate_fitter.with_effort)
         return _pipeline.explore_effort_for(self.X.shape[1])
 
     def __init__(self, options: RegressionOptions, X: np.ndarray, y: np.ndarray, criterion: SelectionCriterion, *,
                  random_state: Any = None, make_estimator: Callable[[RegressionModel], Any] | None = None) -> None:
         self.options = options
         self.X = X
+        self.criterion = criterion
         self.approximation = approximation_for(options.approximation, X.shape[0])
         robust = options.likelihood == "student_t"
         self.engine = "student_t" if robust else self.approximation

@@ -100,3 +100,27 @@ def test_a_large_sparse_fit_searches_a_subset_and_refits_the_finalists(periodic_
     X_test = np.linspace(0.2, 11.8, 300)[:, None]
     truth = np.sin(2 * np.pi * X_test[:, 0] / 1.5) + 0.2 * X_test[:, 0]
     assert np.sqrt(np.mean((model.predict(X_test) - truth) ** 2)) < 0.05
+
+
+@pytest.mark.slow
+def test_a_sparse_search_of_a_table_explores_cheap_fits_on_subsets_of_its_sample(monkeypatch):
+    import skgpsearch._search._candidate_fitter as candidate_fitter_module
+
+    # the large-data path at a tenth of its sizes: sample of 200 of the 400 rows, explored on 60-row subsets
+    monkeypatch.setattr(regression_module, "SPARSE_THRESHOLD", 300)
+    monkeypatch.setattr(pipeline_module, "EXPLORE_ROWS", 200)
+    monkeypatch.setattr(candidate_fitter_module, "EXPLORE_SUBSET_FROM_ROWS", 150)
+    monkeypatch.setattr(candidate_fitter_module, "EXPLORE_SUBSET_ROWS", 60)
+    rng = np.random.default_rng(1)
+    X = rng.uniform(-2, 2, size=(400, 2))
+    truth = np.sin(2 * X[:, 0]) + 0.5 * X[:, 1]
+    y = truth + 0.1 * rng.normal(size=400)
+    model = CompositionalGPRegressor(("SE", "LIN"), max_depth=2, n_inducing=40, random_state=0).fit(X, y)
+    assert model.approximation_ == "sparse"
+    table = model.search_results_
+    rows_per_evaluation = [rows / n for rows, n, status in
+                           zip(table["evaluated_rows"], table["n_evaluations"], table["status"]) if status == "ok"]
+    # explored fits saw 60 rows an evaluation; those fitted again with full effort, and the finalists, more
+    assert sum(r == 60 for r in rows_per_evaluation) >= 3
+    assert max(rows_per_evaluation) > 60
+    assert np.sqrt(np.mean((model.predict(X) - truth) ** 2)) < 0.1

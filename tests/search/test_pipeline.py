@@ -1,5 +1,6 @@
 """The search pipeline's stages: successive halving of finalists, polishing, baselines, selection."""
 
+import dataclasses
 import time
 
 import numpy as np
@@ -384,3 +385,46 @@ def test_explore_effort_fits_candidates_cheaply_and_the_best_of_each_depth_fully
     full.fit(X, y)
     assert sum(table["n_evaluations"]) < sum(full.search_results_["n_evaluations"])
     assert len(table["structure"]) == len(full.search_results_["structure"])
+
+
+def test_the_explore_effort_optimises_large_data_on_a_subset_and_scores_every_row(monkeypatch):
+    from sklearn.gaussian_process import GaussianProcessRegressor
+    from sklearn.gaussian_process.kernels import WhiteKernel
+
+    import skgpsearch._search._candidate_fitter as candidate_fitter_module
+    from skgpsearch._search._candidate_fitter import with_effort
+    from skgpsearch._search._regression import RegressionModelFitter, RegressionOptions
+    from skgpsearch.kernels import to_kernel
+
+    # the same rule at a third of its sizes, to keep the test quick
+    EXPLORE_SUBSET_FROM_ROWS, EXPLORE_SUBSET_ROWS = 400, 150
+    monkeypatch.setattr(candidate_fitter_module, "EXPLORE_SUBSET_FROM_ROWS", EXPLORE_SUBSET_FROM_ROWS)
+    monkeypatch.setattr(candidate_fitter_module, "EXPLORE_SUBSET_ROWS", EXPLORE_SUBSET_ROWS)
+    rng = np.random.default_rng(3)
+    n = EXPLORE_SUBSET_FROM_ROWS
+    X = rng.uniform(-2, 2, size=(n, 2))
+    y = 3.0 + 2.0 * (np.sin(2 * X[:, 0]) * np.cos(X[:, 1]) + 0.1 * rng.normal(size=n))
+    model_fitter = RegressionModelFitter(RegressionOptions(), X, y, BIC())
+    full = model_fitter.candidate_fitter
+    assert with_effort(full, "full", n) is full and full.max_optimize_samples is None
+    # below the threshold the explore effort sees every row; a user's own subset size is kept when smaller
+    assert with_effort(full, "explore", n - 1).max_optimize_samples is None
+    user = dataclasses.replace(full, max_optimize_samples=100)
+    assert with_effort(user, "explore", n).max_optimize_samples == 100
+    explore = with_effort(full, "explore", n)
+    structure = parse("SE(0) * SE(1)")
+    record = explore(structure, X, model_fitter.y, seed=0)
+    assert record.ok and record.effort == "explore"
+    # every likelihood evaluation of the optimisation saw EXPLORE_SUBSET_ROWS rows, not all n
+    assert record.evaluated_rows == EXPLORE_SUBSET_ROWS * record.n_evaluations
+    # ... and its evidence and criterion are those of all n rows at the fitted values (scikit-learn's GP,
+    # original units: the normalisation's Jacobian is -n log(y_std))
+    kernel = to_kernel(record.structure, summary=model_fitter.summary) + WhiteKernel(record.noise_variance)
+    reference = GaussianProcessRegressor(kernel, optimizer=None).fit(X, model_fitter.y)
+    lml = reference.log_marginal_likelihood_value_ - n * np.log(model_fitter.y_std)
+    np.testing.assert_allclose(record.log_marginal_likelihood, lml, rtol=1e-8)
+    np.testing.assert_allclose(record.criterion, lml - 0.5 * record.n_hyperparameters * np.log(n), rtol=1e-8)
+    # the subset's optimum is near that of all rows: a full-effort fit gains under 0.01 nats a row
+    fully = full(structure, X, model_fitter.y, seed=0)
+    assert fully.evaluated_rows == n * fully.n_evaluations
+    assert -1e-6 * n <= fully.log_marginal_likelihood - record.log_marginal_likelihood < 0.01 * n
