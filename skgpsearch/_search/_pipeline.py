@@ -154,7 +154,8 @@ MIN_AVERAGING_WEIGHT = 1e-6
 COMPOSITE_MARGIN_SE = 1.0
 #: How hard the explore stage fits candidates (a model fitter's ``explore_effort``, see explore_effort_for):
 #: "full" (each candidate's start pool to convergence) or "explore" (its best two or three starts, a few
-#: iterations each, then the REFINE_PER_LEVEL best of each depth and every finalist fitted again with full effort).
+#: iterations each, from 1000 rows on optimised on subsets (_candidate_fitter.with_effort), then the
+#: REFINE_PER_LEVEL best of each depth and every finalist fitted again with full effort on all rows).
 #: Two or more columns explore: same held-out error on 10 folds of breast449, pima, liver and heart_cleveland, and
 #: the same search result on 3 folds of diabetes and cpus (benchmarks/tabular.py's), in 1.5-2.6x less time.
 #: One column (a series) keeps "full": on Mauna Loa the explore effort ended 6 nats of BIC lower
