@@ -67,7 +67,9 @@ class CandidateFitter:
     y_std: float = 1.0
     y_mean: float = 0.0
     #: "full": the start pool's best starts and random restarts optimised to convergence; "explore": the best
-    #: two or three starts, a few iterations each, the best to a loose tolerance (see skgpsearch._search._pipeline).
+    #: two or three starts, a few iterations each, the best to a loose tolerance (see skgpsearch._search._pipeline);
+    #: "polish": the structure's own values only (and the warm state), optimised to convergence -- a structure
+    #: already fitted with full effort on a sample, refitted on more rows.
     effort: str = "full"
 
     # -- what the search loop calls besides __call__ -------------------------------------------
@@ -105,6 +107,10 @@ class CandidateFitter:
     def _optimizer_options(self, screen) -> dict:
         raise NotImplementedError
 
+    def _warm_start(self, kernel: Kernel, warm_state: Any) -> np.ndarray:
+        """The parameter vector of the structure's own values (``kernel.theta``) and the warm state."""
+        raise NotImplementedError
+
     def _posterior(self, kernel, theta, X, y, objective, on_all_rows: bool):
         """The posterior on all the rows at ``theta`` (kernel already set), and the record's engine fields."""
         raise NotImplementedError
@@ -139,11 +145,15 @@ class CandidateFitter:
         if self.max_optimize_samples is not None and n > self.max_optimize_samples:
             rows = self._subset(y, self.max_optimize_samples, rng)
             X_opt, y_opt = X[rows], y[rows]
-        hints = self._own_hints(expr, X, y, hints)
         objective, screen = self._objectives(expr, kernel, X_opt, y_opt, rng)
-        starts = self._starts(expr, kernel, objective, screen, hints, warm_state, rng)
-        maxiter = self.maxiter if self.effort == "full" else EXPLORE_MAXITER
-        theta, _, failures = optimize_hyperparameters(objective, starts, maxiter, **self._optimizer_options(screen))
+        if self.effort == "polish":
+            starts, options = [self._warm_start(kernel, warm_state)], {}
+        else:
+            hints = self._own_hints(expr, X, y, hints)
+            starts = self._starts(expr, kernel, objective, screen, hints, warm_state, rng)
+            options = self._optimizer_options(screen)
+        maxiter = EXPLORE_MAXITER if self.effort == "explore" else self.maxiter
+        theta, _, failures = optimize_hyperparameters(objective, starts, maxiter, **options)
         if theta is None:
             raise NumericalError("; ".join(dict.fromkeys(failures)) or "no start could be optimised")
         kernel.theta = theta[: kernel.n_dims]

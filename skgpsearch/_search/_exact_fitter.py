@@ -161,6 +161,10 @@ class RegressionCandidateFitter(CandidateFitter):
             n_refine=N_REFINE, refine_margin=REFINE_MARGIN,
         )
 
+    def _warm_start(self, kernel, warm_state):
+        noise = self.default_noise() if warm_state is None else warm_state
+        return np.append(kernel.theta, math.log(noise))
+
     def _noise(self, fields):
         return fields["noise_variance"], self.noise_bounds
 

@@ -153,6 +153,10 @@ class LaplaceCandidateFitter(CandidateFitter):
         return dict(screen_objective=screen, screen_maxiter=SCREEN_MAXITER, n_refine=N_REFINE,
                     refine_margin=REFINE_MARGIN, ftol=LAPLACE_FTOL)
 
+    def _warm_start(self, kernel, warm_state):
+        extra = self.default_extra() if warm_state is None else np.asarray(warm_state, dtype=float)
+        return np.concatenate([kernel.theta, extra])
+
     def _posterior(self, kernel, theta, X, y, objective, on_all_rows):
         p = kernel.n_dims
         # on the optimisation data, start Newton at the mode the optimiser saw (the posterior of

@@ -103,9 +103,11 @@ class CandidateRecord:
         The cheap score of a screened-out candidate.
     diagnostics : tuple of str
         Degenerate features of the optimum (see :func:`skgpsearch._search._diagnostics.diagnose`).
-    effort : {"full", "explore"}
+    effort : {"full", "explore", "polish"}
         How hard its hyperparameters were optimised: today's start pool to
-        convergence, or the explore stage's few starts and iterations.
+        convergence, the explore stage's few starts and iterations, or only
+        from its own values (a structure fitted with full effort on fewer
+        rows, refitted on more).
     predictive_score : float or None
         A finalist's leave-one-out log predictive density Σ_i log p(y_i | y_−i)
         at its fitted hyperparameters (set by the select stage; None otherwise).

@@ -42,18 +42,28 @@ def test_successive_halving_keeps_the_better_half_of_distinct_structures():
 GRAMMAR = SumOfProductsGrammar(["SE"])
 
 
+@dataclasses.dataclass
 class _TableFitter:
-    """A candidate fitter whose criterion is a table of (structure, rows) -> value; it records its calls."""
+    """A candidate fitter whose criterion is a table of (structure, rows) -> value; it records its calls.
 
-    def __init__(self, table, name, calls, fail=()):
-        self.table, self.name, self.calls, self.fail = table, name, calls, fail
+    A call's name is the fitter's, with "/explore" or "/polish" appended for those efforts.
+    """
+
+    table: object
+    name: str
+    calls: list
+    fail: object = ()
+    effort: str = "full"
+    max_optimize_samples: object = None
 
     def __call__(self, expr, X, y, seed, warm_state=None, hints=None):
-        self.calls.append((self.name, str(expr), X.shape[0], warm_state))
+        name = self.name if self.effort == "full" else f"{self.name}/{self.effort}"
+        self.calls.append((name, str(expr), X.shape[0], warm_state))
         if self.fail is True:
             return CandidateRecord(expr, status=FAILED, message="numerical failure")
         value = self.table(str(expr), X.shape[0])
-        return CandidateRecord(expr, criterion=value, log_marginal_likelihood=value, warm_state=f"w:{expr}")
+        return CandidateRecord(expr, criterion=value, log_marginal_likelihood=value, warm_state=f"w:{expr}",
+                               effort=self.effort)
 
     def start_hints(self, parent, X, y, period_columns, change_columns):
         return None
@@ -131,14 +141,21 @@ def _simpler_wins_on_more_rows(text, rows):
 def test_large_data_are_explored_on_a_sample_and_the_finalists_halved_up_to_all_rows(monkeypatch):
     monkeypatch.setattr(pipeline_module, "EXPLORE_ROWS", 100)
     model_fitter = _TableModelFitter(2600, _simpler_wins_on_more_rows, baselines=["SE(0) * SE(1) * SE(2)"])
-    outcome = _pipeline().run(model_fitter, GRAMMAR, BIC(), seed=3)
-    explored = {(name, rows) for name, _, rows, _ in model_fitter.calls if name in ("sample", "explore")}
-    assert explored == {("sample", 100)}  # never the explore fitter on all rows
-    rungs = [rows for name, _, rows, _ in model_fitter.calls if name == "refit"]
+    outcome = _pipeline(explore_effort="explore", refine_per_level=1).run(model_fitter, GRAMMAR, BIC(), seed=3)
+    explored = {(name, rows) for name, _, rows, _ in model_fitter.calls if name.startswith(("sample", "explore"))}
+    assert explored == {("sample/explore", 100), ("sample", 100)}  # never the explore fitter on all rows
+    rungs = [rows for name, _, rows, _ in model_fitter.calls if name.startswith("refit")]
     assert sorted(set(rungs)) == [500, 2500, 2600]
     assert rungs.count(500) == pipeline_module.FIRST_FINALISTS and rungs.count(2500) == 2 and rungs.count(2600) == 1
-    # the refits start from the records' fitted values (their warm state)
-    assert all(warm == f"w:{text}" for name, text, _, warm in model_fitter.calls if name == "refit")
+    # every finalist was fitted with full effort on the sample; on more rows each is polished from its fitted
+    # values (its warm state), not searched again from the start pool
+    first_rung = [text for name, text, rows, _ in model_fitter.calls if name.startswith("refit") and rows == 500]
+    full_on_sample = {text for name, text, rows, _ in model_fitter.calls if name == "sample"}
+    assert set(first_rung) <= full_on_sample
+    explored_only = {text for name, text, _, _ in model_fitter.calls if name == "sample/explore"} - full_on_sample
+    assert explored_only, "the test needs structures the search fitted cheaply only"
+    assert all(name == "refit/polish" and warm == f"w:{text}"
+               for name, text, _, warm in model_fitter.calls if name.startswith("refit"))
     # the baseline was fitted on the sample with the explore effort, and competed for a place
     assert [(name, rows) for name, text, rows, _ in model_fitter.calls if text == "SE(0) * SE(1) * SE(2)"][:1] == [
         ("sample", 100)]
@@ -428,3 +445,30 @@ def test_the_explore_effort_optimises_large_data_on_a_subset_and_scores_every_ro
     fully = full(structure, X, model_fitter.y, seed=0)
     assert fully.evaluated_rows == n * fully.n_evaluations
     assert -1e-6 * n <= fully.log_marginal_likelihood - record.log_marginal_likelihood < 0.01 * n
+
+
+def test_the_polish_effort_optimises_a_fitted_structure_from_its_own_values():
+    from skgpsearch._search._regression import RegressionModelFitter, RegressionOptions
+    from skgpsearch.kernels import to_kernel
+
+    rng = np.random.default_rng(5)
+    n, n_sample = 400, 120
+    X = rng.uniform(-2, 2, size=(n, 2))
+    y = 1.0 + np.sin(2 * X[:, 0]) * np.cos(X[:, 1]) + 0.1 * rng.normal(size=n)
+    model_fitter = RegressionModelFitter(RegressionOptions(), X, y, BIC())
+    full = model_fitter.candidate_fitter
+    polish = dataclasses.replace(full, effort="polish")
+    structure = parse("SE(0) * SE(1)")
+    # a finalist as the halving refits it: fitted with full effort on a sample, refitted on all rows
+    sample = full(structure, X[:n_sample], model_fitter.y[:n_sample], seed=0)
+    polished = polish(sample.structure, X, model_fitter.y, seed=0, warm_state=sample.warm_state)
+    fully = full(structure, X, model_fitter.y, seed=0)
+    assert polished.ok and polished.effort == "polish"
+    # the same optimum as the start pool's full effort on all rows, for a fraction of the evaluations
+    assert abs(polished.log_marginal_likelihood - fully.log_marginal_likelihood) < 1e-3 * n
+    assert polished.n_evaluations < fully.n_evaluations / 3
+    # it starts at the structure's values: from the optimum of all rows it stays there
+    again = polish(fully.structure, X, model_fitter.y, seed=1, warm_state=fully.warm_state)
+    assert again.n_evaluations <= 10
+    assert abs(again.log_marginal_likelihood - fully.log_marginal_likelihood) < 1e-6 * n
+    np.testing.assert_allclose(to_kernel(again.structure).theta, to_kernel(fully.structure).theta, atol=1e-2)
