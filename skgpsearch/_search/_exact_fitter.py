@@ -142,7 +142,7 @@ class RegressionCandidateFitter(CandidateFitter):
         return objective, screen
 
     def _starts(self, expr, kernel, objective, screen, hints, warm_state, rng):
-        noise_init = self.default_noise() if warm_state is None else warm_state
+        noise_init = self._noise_init(warm_state)
         pool = start_pool(expr, self.summary, hints)
         thetas = self._pool_thetas(pool, noise_init)
         values, profiled_values, profiled_thetas = profile_starts(screen or objective, thetas)
@@ -161,9 +161,12 @@ class RegressionCandidateFitter(CandidateFitter):
             n_refine=N_REFINE, refine_margin=REFINE_MARGIN,
         )
 
+    def _noise_init(self, warm_state):
+        """The noise variance a fit starts from: the warm state's, or the default without one."""
+        return self.default_noise() if warm_state is None else warm_state
+
     def _warm_start(self, kernel, warm_state):
-        noise = self.default_noise() if warm_state is None else warm_state
-        return np.append(kernel.theta, math.log(noise))
+        return np.append(kernel.theta, math.log(self._noise_init(warm_state)))
 
     def _noise(self, fields):
         return fields["noise_variance"], self.noise_bounds

@@ -72,7 +72,7 @@ class LaplaceCandidateFitter(CandidateFitter):
         """
         rng = np.random.default_rng(seed)
         rows = self._subset(y, SCREEN_CANDIDATE_ROWS, rng)
-        extra = self.default_extra() if warm_state is None else np.asarray(warm_state, dtype=float)
+        extra = self._extra(warm_state)
         with single_threaded_blas():
             objective = LaplaceObjective(to_kernel(expr, summary=self.summary), X[rows], y[rows], self.likelihood)
             _, thetas = self._start_thetas(expr, hints, extra)
@@ -95,6 +95,10 @@ class LaplaceCandidateFitter(CandidateFitter):
 
     def default_extra(self):
         return np.concatenate([[self.mean_init], self.likelihood.default_theta()])
+
+    def _extra(self, warm_state):
+        """[mean, likelihood parameters]: the warm state's, or the defaults without one."""
+        return self.default_extra() if warm_state is None else np.asarray(warm_state, dtype=float)
 
     def _start_thetas(self, expr, hints, extra):
         """The start pool of ``expr`` and its parameter vectors [kernel theta, mean, likelihood parameters].
@@ -134,7 +138,7 @@ class LaplaceCandidateFitter(CandidateFitter):
                                                                self.mean_init))
 
     def _starts(self, expr, kernel, objective, screen, hints, warm_state, rng):
-        extra = self.default_extra() if warm_state is None else np.asarray(warm_state, dtype=float)
+        extra = self._extra(warm_state)
         # each start scored by one Laplace evaluation
         pool, thetas = self._start_thetas(expr, hints, extra)
         values = evaluate_starts(screen or objective, thetas)
@@ -154,8 +158,7 @@ class LaplaceCandidateFitter(CandidateFitter):
                     refine_margin=REFINE_MARGIN, ftol=LAPLACE_FTOL)
 
     def _warm_start(self, kernel, warm_state):
-        extra = self.default_extra() if warm_state is None else np.asarray(warm_state, dtype=float)
-        return np.concatenate([kernel.theta, extra])
+        return np.concatenate([kernel.theta, self._extra(warm_state)])
 
     def _posterior(self, kernel, theta, X, y, objective, on_all_rows):
         p = kernel.n_dims
