@@ -51,8 +51,8 @@ for spec in sys.argv[1:]:
             view._adopt([m], Xs, ytr)
             for a, b in KFold(5, shuffle=True, random_state=0).split(Xs):
                 r = view._refit_structure(Xs[a], ytr[a])
-                mean, std = r.predict(Xs[b], return_std=True)
-                oof[b, j] = stats.norm.logpdf(ytr[b], mean, np.sqrt(std**2 + r.noise_variance_))
+                mean, std = r.predict(Xs[b], return_std=True)  # of a new observation: noise included
+                oof[b, j] = stats.norm.logpdf(ytr[b], mean, std)
         cv_sec = time.perf_counter() - t
     w_loo, w_cv = stacking_weights(loo), stacking_weights(oof)
     row = [f"{name} {fold}", f"{cv_sec:.0f}", str(len(models))]

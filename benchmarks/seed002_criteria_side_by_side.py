@@ -97,8 +97,8 @@ def draw_periodic(seed, n_train, n_test):
 
 def held_out_log_density(model, X_test, y_test):
     """Σ_i log p(y*_i | x*_i, training data, θ̂): pointwise predictive densities, noise included."""
-    mean, std = model.predict(X_test, return_std=True)
-    var = std**2 + model.noise_variance_
+    mean, std = model.predict(X_test, return_std=True)  # of a new observation: noise included
+    var = std**2
     return float(np.sum(-0.5 * np.log(2 * np.pi * var) - 0.5 * (y_test - mean) ** 2 / var))
 
 

@@ -237,9 +237,8 @@ def run_ours(task, X_train, y_train, X_test, y_test, n_jobs):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             default.fit(Xs, y_train)
-        mean, std = default.predict(X_test_scaled, return_std=True)
-        noise = default.noise_variance_
-        out["default"] = {**_regression_scores(mean, stats.norm.logpdf(y_test, mean, np.sqrt(std**2 + noise)),
+        mean, std = default.predict(X_test_scaled, return_std=True)  # of a new observation: noise included
+        out["default"] = {**_regression_scores(mean, stats.norm.logpdf(y_test, mean, std),
                                                y_train, y_test),
                           "selection": default.selection_, "structures": [_text(default.structure_)],
                           "baseline": False}

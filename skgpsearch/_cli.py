@@ -432,8 +432,8 @@ def _feature_column(values, name, data):
 def _predictions(model, X):
     """Column names and one list of formatted values per row."""
     if hasattr(model, "noise_variance_"):
-        mean, std = model.predict(X, return_std=True)
-        with_noise = np.sqrt(std**2 + model.noise_variance_)
+        mean, std = model.predict(X, return_std=True, include_noise=False)
+        with_noise = model.predict(X, return_std=True)[1]
         columns = np.column_stack([mean, std, with_noise])
         return (["predicted_mean", "predicted_std", "predicted_std_with_noise"],
                 [[repr(float(v)) for v in row] for row in columns])

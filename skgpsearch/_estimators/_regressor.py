@@ -478,18 +478,27 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
         return RegressionView(**self._model.explanation_fields(self._gp_X_train, self.y_train_))
 
     # -- prediction ---------------------------------------------------------------
-    def predict(self, X: ArrayLike, return_std: bool = False,
-                return_cov: bool = False) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
-        """Posterior mean of the latent function, with its std or covariance.
+    def predict(self, X: ArrayLike, return_std: bool = False, return_cov: bool = False,
+                include_noise: bool = True) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
+        """Predictive mean, with the std or covariance of a new observation (or of the latent function).
 
-        The std and covariance are those of the noise-free function f; add
-        ``noise_variance_`` to get the predictive variance of a new observation.
+        By default the std and covariance are those of a new observation
+        y = f(x) + noise, as scikit-learn's ``GaussianProcessRegressor`` gives
+        them for a kernel with a fitted ``WhiteKernel`` (``kernel_`` has one):
+        ``mean ± 1.96 std`` is a 95 % predictive interval of new targets. With
+        ``include_noise=False`` they are those of the noise-free function f, the
+        uncertainty about the mean itself. A model average mixes its models'
+        predictive distributions, each with its own noise.
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
         return_std : bool, default=False
         return_cov : bool, default=False
+        include_noise : bool, default=True
+            Whether the std or covariance include the noise variance (Gaussian
+            noise: ``noise_variance_``; Student-t noise: σ² ν / (ν − 2), infinite
+            for ν ≤ 2, where the noise has no variance).
 
         Returns
         -------
@@ -501,7 +510,8 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
             raise ValueError("At most one of return_std or return_cov can be requested.")
         check_is_fitted(self)
         X = self._model_inputs(validate_numeric_data(self, X, reset=False))
-        mean, spread = regression_mixture_moments(self._models, self.model_weights_, X, return_std, return_cov)
+        mean, spread = regression_mixture_moments(self._models, self.model_weights_, X, return_std, return_cov,
+                                                  include_noise=include_noise)
         return (mean, spread) if return_std or return_cov else mean
 
     # -- explanation ----------------------------------------------------------------
@@ -520,7 +530,7 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
     def sample_y(self, X: ArrayLike, n_samples: int = 1, random_state: Any = 0) -> np.ndarray:
         """Draw functions from the posterior at ``X``; an array of shape (n_samples_X, n_samples)."""
         rng = check_random_state(random_state)
-        mean, cov = self.predict(X, return_cov=True)
+        mean, cov = self.predict(X, return_cov=True, include_noise=False)
         return rng.multivariate_normal(mean, cov, n_samples).T
 
     def log_marginal_likelihood(self, theta: ArrayLike | None = None,

@@ -110,7 +110,7 @@ class RegressionModel:
             return {
                 # kernel_.theta is then the full vector [kernel.theta, log noise] of log_marginal_likelihood
                 "kernel_": self.kernel + WhiteKernel(noise, noise_level_bounds=self.noise_bounds),
-                "noise_variance_": noise * y_std**2,
+                "noise_variance_": self.observation_noise * y_std**2,
                 "alpha_": posterior.alpha,
                 "L_": posterior.L,
                 "latent_mean_": 0.0,
@@ -118,7 +118,7 @@ class RegressionModel:
         sigma, nu = posterior.likelihood.scale_and_dof(posterior.lik_theta)
         return {
             "kernel_": self.kernel,
-            "noise_variance_": posterior.likelihood.noise_variance(posterior.lik_theta) * y_std**2,
+                "noise_variance_": self.observation_noise * y_std**2,
             "noise_scale_": sigma * y_std,
             "degrees_of_freedom_": nu,
             "latent_mean_": posterior.mean * y_std + self.y_mean,
@@ -151,9 +151,21 @@ class RegressionModel:
         z = self.normalised(y)
         return float(np.var(z[np.abs(z) <= OUTLIER_CLIP])) * self.y_std**2
 
-    def predict(self, X: np.ndarray, return_std: bool = False, return_cov: bool = False):
-        """Posterior mean of f at ``X`` in original units, and its std or covariance (or None)."""
+    @property
+    def observation_noise(self) -> float:
+        """The variance of the noise of one observation on the fitting scale (Student-t: σ² ν / (ν − 2),
+        infinite for ν ≤ 2)."""
+        posterior = self.posterior
+        if self.engine == "student_t":
+            return float(posterior.likelihood.noise_variance(posterior.lik_theta))
+        return float(posterior.noise_variance)
+
+    def predict(self, X: np.ndarray, return_std: bool = False, return_cov: bool = False, include_noise: bool = False):
+        """Posterior mean of f at ``X`` in original units, and its std or covariance (or None): of f, or with
+        ``include_noise`` of a new observation y = f + noise."""
         mean, spread = self.posterior.predict(X, return_std=return_std, return_cov=return_cov)
+        if include_noise:
+            spread = _with_noise(spread, self.observation_noise, return_std, return_cov)
         return _to_original_units(mean, spread, self.y_mean, self.y_std, return_std, return_cov)
 
     def shift(self, n_samples: int) -> float:
@@ -246,6 +258,15 @@ class RegressionModel:
             return self.posterior.loo_residuals()
 
 
+def _with_noise(spread, noise, return_std, return_cov):
+    """A latent std or covariance (fitting scale) turned into that of a new observation with noise variance ``noise``."""
+    if return_std:
+        return np.sqrt(spread**2 + noise)
+    if return_cov:
+        return spread + noise * np.eye(spread.shape[0])
+    return spread
+
+
 def _to_original_units(mean, spread, y_mean, y_std, return_std, return_cov):
     mean = mean * y_std + y_mean
     if return_std:
@@ -256,17 +277,20 @@ def _to_original_units(mean, spread, y_mean, y_std, return_std, return_cov):
 
 
 def regression_mixture_moments(models: Sequence[RegressionModel], weights: np.ndarray, X: np.ndarray,
-                               return_std: bool = False, return_cov: bool = False):
-    """Mean (original units) and std or covariance of a weighted mixture of regression models at ``X``.
+                               return_std: bool = False, return_cov: bool = False, include_noise: bool = False):
+    """Mean (original units) and std or covariance of a weighted mixture of regression models at ``X``: of the
+    latent f, or with ``include_noise`` of a new observation (each model with its own noise variance).
 
     The mean and variance of the mixture are exact: Σ w_i μ_i and
     Σ w_i (σ_i² + μ_i²) − μ². One model predicts as it is.
     """
     if len(models) == 1:
-        return models[0].predict(X, return_std=return_std, return_cov=return_cov)
+        return models[0].predict(X, return_std=return_std, return_cov=return_cov, include_noise=include_noise)
     means, spreads = [], []
     for model in models:
         mean, spread = model.posterior.predict(X, return_std=return_std, return_cov=return_cov)
+        if include_noise:
+            spread = _with_noise(spread, model.observation_noise, return_std, return_cov)
         means.append(mean)
         spreads.append(spread)
     means = np.asarray(means)

@@ -115,7 +115,7 @@ class MSLL(Criterion):
     def _score(self, estimator, X, y):
         y = np.asarray(y, dtype=float).ravel()
         mean, std = estimator.predict(X, return_std=True)
-        variance = std**2 + estimator.noise_variance_
+        variance = std**2
         loss = 0.5 * np.log(2 * np.pi * variance) + 0.5 * (y - mean) ** 2 / variance
         m0, v0 = float(np.mean(estimator.y_train_)), float(np.var(estimator.y_train_))
         trivial = 0.5 * np.log(2 * np.pi * v0) + 0.5 * (y - m0) ** 2 / v0

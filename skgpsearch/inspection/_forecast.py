@@ -123,9 +123,8 @@ def forecast_holdout(
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the refit's own diagnostics belong to another model
         gp = refit_copy(estimator, refit).fit(rows_of(train), y[train])
-    mean, latent_std = gp.predict(rows_of(test), return_std=True)
+    mean, std = gp.predict(rows_of(test), return_std=True)
     gaussian = getattr(gp, "degrees_of_freedom_", None) is None
-    std = np.sqrt(latent_std**2 + gp.noise_variance_)
     label = (f"GP {estimator.structure_.to_string(names)}" if refit == "structure" else "GP structure search")
     results.append(_scores(label, y[test], mean, std if gaussian else None, time.perf_counter() - start))
 

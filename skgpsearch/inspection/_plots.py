@@ -199,7 +199,7 @@ def plot_fit(
             X_extra = np.asarray(X, dtype=float).reshape(-1, 1)
             low, high = min(low, X_extra.min()), max(high, X_extra.max())
         grid = np.linspace(low, high, n_grid)[:, None]
-        mean, std = estimator.predict(_as_input(estimator, grid), return_std=True)
+        mean, std = estimator.predict(_as_input(estimator, grid), return_std=True, include_noise=False)
         band = _predictive_half_width(estimator, std)
         ax.fill_between(grid[:, 0], mean - band, mean + band, alpha=0.25, label="95 % predictive band")
         ax.plot(grid[:, 0], mean, lw=1.5, label="posterior mean")
@@ -209,10 +209,10 @@ def plot_fit(
         ax.set_xlabel(names[0])
         ax.set_ylabel(target)
     else:
-        mean, std = estimator.predict(_as_input(estimator, X_train), return_std=True)
+        mean, std = estimator.predict(_as_input(estimator, X_train), return_std=True, include_noise=False)
         ax.errorbar(y_train, mean, yerr=2 * std, fmt="o", ms=3, alpha=0.5, label="training data")
         if X is not None and y is not None:
-            m, s = estimator.predict(X, return_std=True)
+            m, s = estimator.predict(X, return_std=True, include_noise=False)
             ax.errorbar(y, m, yerr=2 * s, fmt="o", ms=3, c="C3", alpha=0.6, label="other data")
         lims = [min(ax.get_xlim()[0], ax.get_ylim()[0]), max(ax.get_xlim()[1], ax.get_ylim()[1])]
         ax.plot(lims, lims, "k--", lw=1)

@@ -167,14 +167,25 @@ def test_prediction_matches_sklearn_with_the_fitted_kernel(additive_interaction_
     Xt = np.random.default_rng(5).uniform(-2, 2, size=(20, 3))
     mean, std = model.predict(Xt, return_std=True)
     np.testing.assert_allclose(mean, reference.predict(warp(Xt)), rtol=1e-8, atol=1e-10)
-    # scikit-learn's std includes the white-noise term of kernel_; ours is that of the latent f
+    # like scikit-learn's with the WhiteKernel of kernel_, the default std is that of a new observation
     _, ref_std = reference.predict(warp(Xt), return_std=True)
-    np.testing.assert_allclose(std**2 + model.noise_variance_, ref_std**2, rtol=1e-6)
+    np.testing.assert_allclose(std, ref_std, rtol=1e-6)
+    _, ref_cov = reference.predict(warp(Xt), return_cov=True)
     _, cov = model.predict(Xt, return_cov=True)
-    np.testing.assert_allclose(np.diag(cov), std**2, rtol=1e-8, atol=1e-12)
+    np.testing.assert_allclose(cov, ref_cov, rtol=1e-6, atol=1e-10)
+    # without the noise: the latent f's, the noise variance less
+    latent_mean, latent_std = model.predict(Xt, return_std=True, include_noise=False)
+    np.testing.assert_array_equal(latent_mean, mean)
+    np.testing.assert_allclose(latent_std**2 + model.noise_variance_, std**2, rtol=1e-8)
+    assert np.all(latent_std < std)
+    _, latent_cov = model.predict(Xt, return_cov=True, include_noise=False)
+    np.testing.assert_allclose(np.diag(latent_cov), latent_std**2, rtol=1e-8, atol=1e-12)
+    np.testing.assert_allclose(cov - latent_cov, model.noise_variance_ * np.eye(len(Xt)), atol=1e-10)
     samples = model.sample_y(Xt, n_samples=4000, random_state=0)
     assert samples.shape == (20, 4000)
     np.testing.assert_allclose(samples.mean(axis=1), mean, atol=4 * std.max() / np.sqrt(4000) + 1e-9)
+    # sample_y draws noise-free functions: their spread is the latent std's
+    np.testing.assert_allclose(samples.std(axis=1), latent_std, rtol=0.1)
     with pytest.raises(ValueError, match="At most one"):
         model.predict(Xt, return_std=True, return_cov=True)
 
@@ -543,7 +554,7 @@ def test_model_averaging_is_the_exact_mixture_of_the_best_structures():
     expected = np.exp([scores[str(s)] - model.best_score_ for s in model.averaged_structures_])
     np.testing.assert_allclose(weights, expected / expected.sum(), rtol=1e-10)
     X_test = np.array([[-1.0], [5.5], [11.0], [13.0]])
-    means, variances = [], []
+    means, variances, noises = [], [], []
     for structure in model.averaged_structures_:
         # each model's fitted hyperparameters, on the normalised scale, as a plain sklearn GP
         record = model.search_results_["structure"].index(str(structure))
@@ -554,15 +565,21 @@ def test_model_averaging_is_the_exact_mixture_of_the_best_structures():
         mu, sd = gp.predict(X_test, return_std=True)
         means.append(mu * y.std() + y.mean())
         variances.append((sd * y.std()) ** 2)
+        noises.append(noise * y.std() ** 2)
         assert model.search_results_["status"][record] == "ok"
     means, variances = np.array(means), np.array(variances)
     mixture_mean = weights @ means
     mixture_var = weights @ (variances + means**2) - mixture_mean**2
-    mean, std = model.predict(X_test, return_std=True)
+    mean, std = model.predict(X_test, return_std=True, include_noise=False)
     np.testing.assert_allclose(mean, mixture_mean, rtol=1e-6, atol=1e-8)
     np.testing.assert_allclose(std, np.sqrt(mixture_var), rtol=1e-5)
-    _, cov = model.predict(X_test, return_cov=True)
+    _, cov = model.predict(X_test, return_cov=True, include_noise=False)
     np.testing.assert_allclose(np.diag(cov), mixture_var, rtol=1e-5)
+    # a new observation: each model's predictive distribution has its own noise variance
+    observation_var = weights @ (variances + np.array(noises)[:, None] + means**2) - mixture_mean**2
+    assert np.ptp(noises) > 0
+    _, observation_std = model.predict(X_test, return_std=True)
+    np.testing.assert_allclose(observation_std, np.sqrt(observation_var), rtol=1e-5)
     assert np.linalg.eigvalsh(cov).min() > -1e-9
     assert "Predictions average 4 structures" in model.describe()
 
