@@ -118,7 +118,7 @@ class RegressionModel:
         sigma, nu = posterior.likelihood.scale_and_dof(posterior.lik_theta)
         return {
             "kernel_": self.kernel,
-                "noise_variance_": self.observation_noise * y_std**2,
+            "noise_variance_": self.observation_noise * y_std**2,
             "noise_scale_": sigma * y_std,
             "degrees_of_freedom_": nu,
             "latent_mean_": posterior.mean * y_std + self.y_mean,
@@ -263,7 +263,9 @@ def _with_noise(spread, noise, return_std, return_cov):
     if return_std:
         return np.sqrt(spread**2 + noise)
     if return_cov:
-        return spread + noise * np.eye(spread.shape[0])
+        # on the diagonal only (noise * eye would turn an infinite Student-t variance into NaN off it)
+        spread = np.array(spread, dtype=float)
+        spread[np.diag_indices_from(spread)] += noise
     return spread
 
 

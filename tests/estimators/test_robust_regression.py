@@ -64,6 +64,23 @@ def test_student_t_model_state_is_consistent():
     _, cov = model.predict(X[:5], return_cov=True)
     np.testing.assert_allclose(np.sqrt(np.diag(cov)), std, rtol=1e-6, atol=1e-9)
     assert model.L_ is None and model.alpha_.shape == (25,)
+    # a new observation's variance adds the Student-t noise's, σ² ν / (ν − 2), to the latent function's (the
+    # weighted mean of the noise variances when the select stage mixes several models)
+    sigma, nu = model.noise_scale_, model.degrees_of_freedom_
+    assert model.noise_variance_ == pytest.approx(sigma**2 * nu / (nu - 2), rel=1e-10)
+    noise = sum(w * m.fitted_attributes()["noise_variance_"] for w, m in zip(model.model_weights_, model._models))
+    _, latent_std = model.predict(X[:5], return_std=True, include_noise=False)
+    _, latent_cov = model.predict(X[:5], return_cov=True, include_noise=False)
+    np.testing.assert_allclose(std**2, latent_std**2 + noise, rtol=1e-8)
+    np.testing.assert_allclose(cov - latent_cov, noise * np.eye(5), atol=1e-10)
+    # Cauchy noise (ν = 1) has no variance: a new observation's is infinite, the latent f's stays finite
+    cauchy = CompositionalGPRegressor(degrees_of_freedom=1.0, **params).fit(X, y)
+    assert cauchy.noise_variance_ == np.inf and np.all(np.isinf(cauchy.predict(X[:5], return_std=True)[1]))
+    _, cauchy_cov = cauchy.predict(X[:5], return_cov=True)
+    _, cauchy_latent_cov = cauchy.predict(X[:5], return_cov=True, include_noise=False)
+    assert np.all(np.isinf(np.diag(cauchy_cov))) and np.all(np.isfinite(cauchy_latent_cov))
+    off_diagonal = ~np.eye(5, dtype=bool)
+    np.testing.assert_array_equal(cauchy_cov[off_diagonal], cauchy_latent_cov[off_diagonal])
 
 
 def test_student_t_refuses_what_needs_the_gaussian_evidence():
