@@ -199,8 +199,7 @@ def plot_fit(
             X_extra = np.asarray(X, dtype=float).reshape(-1, 1)
             low, high = min(low, X_extra.min()), max(high, X_extra.max())
         grid = np.linspace(low, high, n_grid)[:, None]
-        mean, std = estimator.predict(_as_input(estimator, grid), return_std=True, include_noise=False)
-        band = _predictive_half_width(estimator, std)
+        mean, band = _predictive_half_width(estimator, _as_input(estimator, grid))
         ax.fill_between(grid[:, 0], mean - band, mean + band, alpha=0.25, label="95 % predictive band")
         ax.plot(grid[:, 0], mean, lw=1.5, label="posterior mean")
         ax.scatter(X_train[:, 0], y_train, s=5, c="k", label="training data")
@@ -290,16 +289,19 @@ def plot_search_path(estimator: Any, *, feature_names: Sequence[str] | None = No
     return fig
 
 
-def _predictive_half_width(estimator, std):
-    """Half-width of the 95 % band of a new observation: latent std and noise combined.
+def _predictive_half_width(estimator, X):
+    """The predictive mean at ``X`` and the half-width of the 95 % band of a new observation there.
 
-    Gaussian noise: 2 √(std² + σ²). Student-t noise has no useful variance for small ν;
-    its 97.5 % quantile q_ν σ stands in for the noise's 2σ: 2 √(std² + (q_ν σ / 2)²).
+    Gaussian noise: twice the std of a new observation (a model average's models each with their
+    own noise). Student-t noise has no useful variance for small ν; its 97.5 % quantile q_ν σ
+    stands in for the noise's 2σ: 2 √(std² + (q_ν σ / 2)²), std the latent f's.
     """
     nu = getattr(estimator, "degrees_of_freedom_", None)
     if nu is None:
-        return 2 * np.sqrt(std**2 + estimator.noise_variance_)
+        mean, std = estimator.predict(X, return_std=True)
+        return mean, 2 * std
     from scipy.stats import t as student_t
 
+    mean, std = estimator.predict(X, return_std=True, include_noise=False)
     half_quantile = 0.5 * float(student_t.ppf(0.975, nu)) * estimator.noise_scale_
-    return 2 * np.sqrt(std**2 + half_quantile**2)
+    return mean, 2 * np.sqrt(std**2 + half_quantile**2)
