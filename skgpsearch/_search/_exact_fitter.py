@@ -14,6 +14,7 @@ from .._engine._periodogram import period_candidates
 from ..criteria import HyperPrior
 from ..grammar import Expr
 from ..kernels import DataSummary, default_hyperparameters, to_kernel
+from ..kernels._convert import structure_theta
 from ._candidate_fitter import EXPLORE_FTOL, EXPLORE_SCREEN_MAXITER, CandidateFitter
 from ._models import RegressionModel
 from ._records import CandidateRecord, ScreenScore, single_threaded_blas
@@ -113,7 +114,7 @@ class RegressionCandidateFitter(CandidateFitter):
         for start in pool:
             noise = self.default_noise() if start.kind == "cold" else noise_init
             log_noise = math.log(noise * start.noise_factor)
-            thetas.append(np.append(to_kernel(start.expr, summary=self.summary).theta, log_noise))
+            thetas.append(np.append(structure_theta(start.expr, self.summary), log_noise))
         return thetas
 
     # -- the steps of CandidateFitter ------------------------------------------------------

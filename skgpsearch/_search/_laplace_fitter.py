@@ -17,6 +17,7 @@ from .._engine._optimizer import SCREEN_FTOL, PriorObjective, optimize_hyperpara
 from ..criteria import HyperPrior
 from ..grammar import Expr
 from ..kernels import DataSummary, to_kernel
+from ..kernels._convert import structure_theta
 from ._candidate_fitter import EXPLORE_FTOL, EXPLORE_SCREEN_MAXITER, CandidateFitter
 from ._diagnostics import WHITE_NOISE_CORRELATION, white_noise_term
 from ._exact_fitter import REFINE_MARGIN, SCREEN_CANDIDATE_MAXITER, SCREEN_MAXITER, regression_start_hints
@@ -110,7 +111,7 @@ class LaplaceCandidateFitter(CandidateFitter):
         """
         pool = [start for start in start_pool(expr, self.summary, hints) if start.kind != "cold" or start.noise_factor == 1.0]
         thetas = [
-            np.concatenate([to_kernel(start.expr, summary=self.summary).theta,
+            np.concatenate([structure_theta(start.expr, self.summary),
                             extra if start.kind != "cold" else self.default_extra()])
             for start in pool
         ]

@@ -18,7 +18,7 @@ from ._specs import _value, get_spec, read_leaf, sklearn_readers
 
 _CHANGE_CLASSES = {"CP": ChangePoint, "CW": ChangeWindow}
 
-__all__ = ["to_kernel", "from_kernel", "inherit_values"]
+__all__ = ["to_kernel", "from_kernel", "inherit_values", "structure_theta"]
 
 
 def to_kernel(
@@ -97,7 +97,59 @@ def _build(node, summary, flags):
     return kernel
 
 
+def structure_theta(expr: Expr, summary: DataSummary) -> np.ndarray:
+    """``to_kernel(expr, summary=summary).theta``, without building the kernel.
+
+    The start pools turn dozens of start structures per candidate into
+    parameter vectors; building a scikit-learn kernel for each (and reading
+    its ``theta`` through ``Hyperparameter`` objects) cost as much as
+    evaluating the starts. Same values, same order: a sum or product lists
+    its operands' entries in turn, a change operator its two operands' and
+    then its own (:class:`~skgpsearch.kernels.ChangePoint`), a base kernel
+    its free hyperparameters in its class's order, logged unless unconstrained.
+    """
+    expr = _normalise_scales(expr, summary)
+    parts = []
+    _collect_theta(expr, summary, iter(expr.free_amplitudes()), parts)
+    return np.concatenate(parts) if parts else np.empty(0)
+
+
+def _collect_theta(node, summary, flags, parts):
+    if isinstance(node, Base):
+        parts.append(_base_theta(node, summary, next(flags)))
+        return
+    for op in node.operands:
+        _collect_theta(op, summary, flags, parts)
+    if isinstance(node, Change):
+        kernel_class = _CHANGE_CLASSES[node.operator]
+        values = {name: value for name, (value, _) in _change_arguments(node, summary).items()}
+        parts.append(np.array([values[name] if name in kernel_class._unconstrained else np.log(values[name])
+                               for name in kernel_class._own_names], dtype=float))
+
+
+def _base_theta(leaf, summary, amplitude_free):
+    kernel_class = get_spec(leaf.kind).kernel_class
+    kwargs = _base_arguments(leaf, summary, amplitude_free)
+    if any(name not in kwargs for name in kernel_class._hyperparameter_names):
+        return kernel_class(**kwargs).theta  # a constructor default the rules do not set
+    parts = []
+    for name in kernel_class._hyperparameter_names:
+        if isinstance(kwargs[name + "_bounds"], str):  # "fixed"
+            continue
+        value = np.atleast_1d(np.asarray(kwargs[name], dtype=float))
+        parts.append(value if name in kernel_class._unconstrained else np.log(value))
+    return np.concatenate(parts) if parts else np.empty(0)
+
+
 def _base_kernel(leaf, summary, amplitude_free):
+    kernel = get_spec(leaf.kind).kernel_class(**_base_arguments(leaf, summary, amplitude_free))
+    if leaf.kind.columns == "none":
+        return kernel
+    return ActiveColumns(kernel, list(leaf.columns))
+
+
+def _base_arguments(leaf, summary, amplitude_free):
+    """The catalogue kernel's constructor arguments: carried values or defaults, clipped into the bounds."""
     name, columns = leaf.kind.name, leaf.columns
     defaults = default_hyperparameters(name, columns, summary)
     carried = leaf.params
@@ -115,19 +167,21 @@ def _base_kernel(leaf, summary, amplitude_free):
     if leaf.kind.has_amplitude and not amplitude_free:
         kwargs["variance"] = unit_amplitude(name, columns, summary)
         kwargs["variance_bounds"] = "fixed"
-    kernel = get_spec(leaf.kind).kernel_class(**kwargs)
-    if leaf.kind.columns == "none":
-        return kernel
-    return ActiveColumns(kernel, list(columns))
+    return kwargs
 
 
 def _change_kernel(node, kernels, summary):
-    carried = node.params
     kwargs = {}
-    for name, (init, (low, high)) in change_defaults(node.operator, node.column, summary).items():
-        kwargs[name] = float(np.clip(carried.get(name, init), low, high))
-        kwargs[name + "_bounds"] = (float(low), float(high))
+    for name, (value, bounds) in _change_arguments(node, summary).items():
+        kwargs[name], kwargs[name + "_bounds"] = value, bounds
     return _CHANGE_CLASSES[node.operator](kernels[0], kernels[1], column=node.column, **kwargs)
+
+
+def _change_arguments(node, summary):
+    """``{name: (value, bounds)}`` of a change operator's own hyperparameters (carried or default, clipped)."""
+    carried = node.params
+    return {name: (float(np.clip(carried.get(name, init), low, high)), (float(low), float(high)))
+            for name, (init, (low, high)) in change_defaults(node.operator, node.column, summary).items()}
 
 
 def _normalise_scales(expr, summary):

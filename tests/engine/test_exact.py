@@ -99,6 +99,22 @@ def test_lag_storage_only_where_distances_repeat():
     assert tree.root.lags is None  # the sum mixes columns 0, 1 and 3
 
 
+def test_trees_on_equal_data_share_one_lag_detection_and_it_is_read_only():
+    """Trees of other candidates on a copy of the rows reuse the detection; other rows get their own."""
+    first = KernelTree(to_kernel(parse("SE(0) + RQ(1)"), summary=GRID_SUMMARY), GRID_X)
+    again = KernelTree(to_kernel(parse("PER(0) * SE(0)"), summary=GRID_SUMMARY), GRID_X.copy())
+    assert again.lags((0,)) is first.lags((0,)) and again.lags((1,)) is first.lags((1,))
+    assert again.lags((3,)) is None
+    with pytest.raises(ValueError):
+        first.lags((0,)).d2[0] = 0.0
+    shorter = KernelTree(to_kernel(parse("SE(0)"), summary=GRID_SUMMARY), GRID_X[:40])
+    assert shorter.lags((0,)) is not first.lags((0,)) and shorter.lags((0,)).m == 39
+    scaled = GRID_X.copy()
+    scaled[:, 0] *= 2.0
+    other = KernelTree(to_kernel(parse("SE(0)"), summary=GRID_SUMMARY), scaled)
+    np.testing.assert_allclose(np.sqrt(other.lags((0,)).d2), np.arange(1, 48) / 6.0, rtol=1e-9)
+
+
 @settings(max_examples=40, deadline=None)
 @given(expressions(max_leaves=5), st.integers(0, 1000))
 def test_lag_storage_matches_sklearn_tensor_on_gridded_inputs(expr, seed):

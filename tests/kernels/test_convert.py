@@ -17,6 +17,7 @@ from skgpsearch.kernels import (
     inherit_values,
     to_kernel,
 )
+from skgpsearch.kernels._convert import structure_theta
 
 from strategies import expressions
 
@@ -64,6 +65,31 @@ def test_carried_scales_of_fixed_factors_move_to_the_keeper_exactly(expr, seed):
     np.testing.assert_allclose(
         to_kernel(expr, summary=SUMMARY)(X), literal_matrix(expr), rtol=1e-9, atol=1e-12
     )
+
+
+@settings(max_examples=80, deadline=None)
+@given(expressions(max_leaves=6), st.integers(0, 10**6), st.booleans())
+def test_structure_theta_is_the_kernels_theta(expr, seed, valued):
+    """The start pools' shortcut gives exactly the built kernel's theta: defaults, or carried values
+    drawn inside and beyond the bounds (clipped), fixed amplitudes and per-column offsets included."""
+    if valued:
+        kernel = to_kernel(expr, summary=SUMMARY)
+        bounds = kernel.bounds
+        width = bounds[:, 1] - bounds[:, 0]
+        kernel.theta = np.random.default_rng(seed).uniform(bounds[:, 0] - 0.2 * width, bounds[:, 1] + 0.2 * width)
+        expr = from_kernel(kernel)
+    np.testing.assert_array_equal(structure_theta(expr, SUMMARY), to_kernel(expr, summary=SUMMARY).theta)
+
+
+@pytest.mark.parametrize("text", ["CP(0, SE(0), SE(0) * PER(0))", "CW(1, LIN(1), C)", "CP(0, SE(0) + RQ(1), C) * LIN(0)",
+                                  "CW(0, C, PER(0)) + CP(2, M32(2), WN)"])
+def test_structure_theta_of_change_operators_lists_their_own_values_last(text):
+    from skgpsearch._search._starts import start_pool
+
+    pool = start_pool(parse(text), SUMMARY)
+    assert pool
+    for start in pool:
+        np.testing.assert_array_equal(structure_theta(start.expr, SUMMARY), to_kernel(start.expr, summary=SUMMARY).theta)
 
 
 def test_default_initial_values_come_from_the_data():
