@@ -83,6 +83,11 @@ class CandidateFitter:
         """A cheap score of the candidate, to rank the siblings of a large level (greater is better)."""
         raise NotImplementedError
 
+    def prescreen(self, expr: Expr, X: np.ndarray, y: np.ndarray, seed: int, warm_state: Any = None,
+                  hints: StartHints | None = None) -> ScreenScore | None:
+        """A cheaper score than :meth:`screen` (no optimisation), to cut very large levels; None: not scored."""
+        return None
+
     # -- the steps an engine provides ----------------------------------------------------
     def _n_parameters(self, expr: Expr) -> int:
         """Free parameters of a structure (for a failed record)."""

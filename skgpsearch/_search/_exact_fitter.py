@@ -93,9 +93,7 @@ class RegressionCandidateFitter(CandidateFitter):
         starts of the pool, minus the BIC penalty ½ k log(rows); ``-inf`` when
         no start is positive definite.
         """
-        rng = np.random.default_rng(seed)
-        n = X.shape[0]
-        rows = np.sort(rng.choice(n, size=min(n, SCREEN_CANDIDATE_ROWS), replace=False))
+        rows = _screen_rows(X.shape[0], seed)
         noise_init = self.default_noise() if noise_init is None else noise_init
         with single_threaded_blas():
             objective = RegressionObjective(to_kernel(expr, summary=self.summary), X[rows], y[rows], self.noise_bounds)
@@ -105,8 +103,27 @@ class RegressionCandidateFitter(CandidateFitter):
             _, value, _ = optimize_hyperparameters(
                 objective, [thetas[i] for i in best if np.isfinite(values[i])], SCREEN_CANDIDATE_MAXITER, ftol=SCREEN_FTOL
             )
-        return ScreenScore(float(value - 0.5 * objective.n_dims * math.log(rows.size)), objective.n_evaluations,
-                           objective.n_evaluations * rows.size)
+        return _penalised(value, objective, rows.size)
+
+    def prescreen(self, expr: Expr, X: np.ndarray, y: np.ndarray, seed: int, noise_init: float | None = None,
+                  hints: StartHints | None = None) -> ScreenScore | None:
+        """The cheapest score: the log likelihood of the best start next to the parent's optimum.
+
+        The nested and warm starts of the pool (the parent's fitted values,
+        the new terms taking shares of the residual variance), each at its
+        best overall amplitude, on the rows of :meth:`screen`, without
+        optimisation, minus the BIC penalty; ``None`` for a candidate without
+        such starts (no fitted parent).
+        """
+        pool = [start for start in start_pool(expr, self.summary, hints) if start.kind != "cold"]
+        if not pool:
+            return None
+        rows = _screen_rows(X.shape[0], seed)
+        noise_init = self.default_noise() if noise_init is None else noise_init
+        with single_threaded_blas():
+            objective = RegressionObjective(to_kernel(expr, summary=self.summary), X[rows], y[rows], self.noise_bounds)
+            _, values, _ = profile_starts(objective, self._pool_thetas(pool, noise_init))
+        return _penalised(max(values), objective, rows.size)
 
     def _pool_thetas(self, pool, noise_init):
         """Parameter vectors [kernel theta, log noise] of the pool's starts."""
@@ -213,3 +230,15 @@ def regression_start_hints(parent: CandidateRecord | None, X: np.ndarray, y: np.
             periods[c] = candidates
     changes = {c: change_locations(X[:, c], residuals) for c in change_columns}
     return StartHints(periods=periods, residual_variance=residual_variance, changes=changes)
+
+
+def _screen_rows(n: int, seed: int) -> np.ndarray:
+    """The rows a candidate's screening scores are computed on: a random subset of ``SCREEN_CANDIDATE_ROWS``."""
+    rng = np.random.default_rng(seed)
+    return np.sort(rng.choice(n, size=min(n, SCREEN_CANDIDATE_ROWS), replace=False))
+
+
+def _penalised(value: float, objective: RegressionObjective, n_rows: int) -> ScreenScore:
+    """A screening score: ``value`` minus the BIC penalty ½ k log(rows), with the objective's cost."""
+    return ScreenScore(float(value - 0.5 * objective.n_dims * math.log(n_rows)), objective.n_evaluations,
+                       objective.n_evaluations * n_rows)

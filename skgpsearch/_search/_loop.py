@@ -42,6 +42,9 @@ __all__ = [
 
 #: Largest depth limit of a search without max_depth (see automatic_depth).
 MAX_SEARCH_DEPTH = 10
+#: A level with more than this many times ``max_fits_per_depth`` candidates is first cut to that many by
+#: the fitter's ``prescreen`` (its starts next to the parent, evaluated once each, no optimisation).
+PRESCREEN_FACTOR = 2
 #: The columns of ``search_results_``, in order.
 RESULT_COLUMNS = ("structure", "depth", "parent", "criterion", "log_marginal_likelihood",
                   "n_hyperparameters", "fit_time", "n_evaluations", "evaluated_rows", "status", "message",
@@ -127,6 +130,12 @@ class StructureSearch:
         ``screen(candidates)`` -> one :class:`ScreenScore` per candidate (the
         cheap score and its cost); used when a level has more than
         ``max_fits_per_depth`` candidates.
+    prescreen : callable or None
+        ``prescreen(candidates)`` -> one :class:`ScreenScore` or ``None`` per
+        candidate: a cheaper score still (no optimisation). A level with more
+        than ``PRESCREEN_FACTOR`` times ``max_fits_per_depth`` candidates is
+        first cut to that many by it (``None`` always passes); only they get
+        the cheap score.
     max_fits_per_depth, max_candidates, time_budget : int, int, float or None
         Budgets (see the estimators).
     progress : callable or None
@@ -163,6 +172,7 @@ class StructureSearch:
         protected: Iterable[Expr] = (),
         hint: Callable | None = None,
         screen: Callable | None = None,
+        prescreen: Callable | None = None,
         max_fits_per_depth: int | None = None,
         max_candidates: int | None = None,
         time_budget: float | None = None,
@@ -188,6 +198,7 @@ class StructureSearch:
         self.protected = set(protected)
         self.hint = hint
         self.screen = screen
+        self.prescreen = prescreen
         self.max_fits_per_depth = max_fits_per_depth
         self.max_candidates = max_candidates
         self.time_budget = time_budget
@@ -264,26 +275,47 @@ class StructureSearch:
         keep = self.max_fits_per_depth
         if keep is None or len(candidates) <= keep or self.screen is None:
             return candidates
-        screened = self.screen(candidates)
-        scores = [s.score for s in screened]
-        # stable: ties keep the grammar's order
-        order = sorted(range(len(candidates)), key=lambda i: (candidates[i].structure not in self.protected, -scores[i]))
-        for i in sorted(order[keep:]):
-            candidate = candidates[i]
-            result.records.append(CandidateRecord(
-                candidate.structure,
-                status=SCREENED_OUT,
-                message=f"screened out: cheap score {scores[i]:.2f} (the {keep} best of {len(candidates)} were fitted)",
-                depth=depth,
-                parent=None if candidate.parent is None else str(candidate.parent.structure),
-                parent_index=candidate.parent_index,
-                screen_score=scores[i],
-                n_evaluations=screened[i].n_evaluations,
-                evaluated_rows=screened[i].evaluated_rows,
-            ))
-        for i in order[:keep]:
+        prescored = [None] * len(candidates)
+        if self.prescreen is not None and len(candidates) > PRESCREEN_FACTOR * keep:
+            prescored = self.prescreen(candidates)
+            # a candidate without a prescreen score (no start next to a parent) always passes
+            passing = self._best(candidates, [np.inf if s is None else s.score for s in prescored],
+                                 PRESCREEN_FACTOR * keep)
+            for i in sorted(set(range(len(candidates))) - set(passing)):
+                self._record_screened_out(
+                    candidates[i], prescored[i], depth, result,
+                    f"screened out before the cheap score: score of its starts next to the parent "
+                    f"{prescored[i].score:.2f} (the {len(passing)} best of {len(candidates)} were scored)")
+            candidates, prescored = [candidates[i] for i in passing], [prescored[i] for i in passing]
+        screened = [_plus(score, pre) for score, pre in zip(self.screen(candidates), prescored)]
+        fitted = self._best(candidates, [s.score for s in screened], keep)
+        for i in sorted(set(range(len(candidates))) - set(fitted)):
+            self._record_screened_out(
+                candidates[i], screened[i], depth, result,
+                f"screened out: cheap score {screened[i].score:.2f} (the {keep} best of {len(candidates)} were fitted)")
+        for i in fitted:
             candidates[i].screen_cost = screened[i]
-        return [candidates[i] for i in sorted(order[:keep])]
+        return [candidates[i] for i in fitted]
+
+    def _best(self, candidates, scores, count):
+        """Sorted indices of the ``count`` best ``scores``, the protected structures first; ties keep the
+        grammar's order."""
+        order = sorted(range(len(candidates)), key=lambda i: (candidates[i].structure not in self.protected, -scores[i]))
+        return sorted(order[:count])
+
+    @staticmethod
+    def _record_screened_out(candidate, score, depth, result, message):
+        result.records.append(CandidateRecord(
+            candidate.structure,
+            status=SCREENED_OUT,
+            message=message,
+            depth=depth,
+            parent=None if candidate.parent is None else str(candidate.parent.structure),
+            parent_index=candidate.parent_index,
+            screen_score=score.score,
+            n_evaluations=score.n_evaluations,
+            evaluated_rows=score.evaluated_rows,
+        ))
 
     def _apply_candidate_budget(self, candidates, result):
         """Budget: at most ``max_candidates`` fits in all (screened-out ones do not count); None stops the search."""
@@ -402,6 +434,14 @@ def merge_full_effort_refit(record: CandidateRecord, refit: CandidateRecord) -> 
     )
 
 
+def _plus(score: ScreenScore, earlier: ScreenScore | None) -> ScreenScore:
+    """``score`` with the cost of an earlier score of the same candidate added."""
+    if earlier is None:
+        return score
+    return ScreenScore(score.score, score.n_evaluations + earlier.n_evaluations,
+                       score.evaluated_rows + earlier.evaluated_rows)
+
+
 def deadline_batches(n_tasks: int, n_jobs: int | None, deadline: float | None) -> Iterator[slice]:
     """Slices of ``range(n_tasks)`` to send to joblib: all at once without a deadline, else batches of
     ``n_jobs`` so that the caller can check the deadline between them."""
@@ -455,9 +495,15 @@ class ParallelCandidateFits:
         return self.fitter.start_hints(parent, self.X, self.y, self.period_columns, self.change_columns)
 
     def screen(self, candidates: list[Candidate]) -> list[ScreenScore]:
+        return self._scores(self.fitter.screen, candidates)
+
+    def prescreen(self, candidates: list[Candidate]) -> list[ScreenScore | None]:
+        return self._scores(self.fitter.prescreen, candidates)
+
+    def _scores(self, method, candidates):
         return Parallel(n_jobs=self.n_jobs, prefer=self.prefer)(
-            delayed(self.fitter.screen)(c.structure, self.X, self.y, candidate_seed(self.base_seed, c.structure),
-                                        self._warm_state(c), c.hints)
+            delayed(method)(c.structure, self.X, self.y, candidate_seed(self.base_seed, c.structure),
+                            self._warm_state(c), c.hints)
             for c in candidates
         )
 
@@ -518,6 +564,7 @@ def run_search(fitter: CandidateFitter, X: np.ndarray, y: np.ndarray, grammar: G
         protected=set(grammar.baseline_structures(n_features)) | set(extra_initial),
         hint=fits.hint,
         screen=fits.screen,
+        prescreen=fits.prescreen,
         max_fits_per_depth=settings.max_fits_per_depth,
         max_candidates=settings.max_candidates,
         time_budget=settings.time_budget,

@@ -72,6 +72,38 @@ def test_budgets_and_screening():
     assert result.levels[1]["n_evaluations"] == 3 * len(depth_2)
 
 
+def test_very_large_levels_are_cut_by_the_prescreen_before_the_cheap_score():
+    """Above twice max_fits_per_depth candidates only the best by the prescreen (the protected and the
+    unscored always among them) get the cheap score; every record carries what scoring it cost."""
+    screened = []
+
+    def screen(candidates):
+        screened.extend(str(c.structure) for c in candidates if c.depth == 2)
+        return [ScreenScore(1.0 if "LIN" in str(c.structure) else 0.0, 3, 30) for c in candidates]
+
+    def prescreen(candidates):
+        return [None if str(c.structure) == "PER(0) * PER(0)" else
+                ScreenScore(1.0 if "LIN" in str(c.structure) else 0.0, 1, 10) for c in candidates]
+
+    result, evaluated = _search({"PER(0)": 1.0}, max_depth=2, screen=screen, prescreen=prescreen,
+                                max_fits_per_depth=2, protected={parse("PER(0)"), parse("SE(0) + PER(0)")})
+    depth_2 = {str(r.structure): r for r in result.records if r.depth == 2}
+    assert len(depth_2) == 6  # PER(0)'s children not seen at depth 1
+    assert sorted(screened) == sorted(["SE(0) + PER(0)", "PER(0) * PER(0)", "PER(0) + LIN(0)", "PER(0) * LIN(0)"])
+    for text in ("SE(0) * PER(0)", "PER(0) + PER(0)"):
+        record = depth_2[text]
+        assert record.status == SCREENED_OUT and record.message.startswith("screened out before the cheap score")
+        assert (record.n_evaluations, record.evaluated_rows) == (1, 10)
+    assert [text for text, r in depth_2.items() if r.status != SCREENED_OUT] == ["SE(0) + PER(0)", "PER(0) + LIN(0)"]
+    assert evaluated[-2:] == ["SE(0) + PER(0)", "PER(0) + LIN(0)"]
+    assert (depth_2["PER(0) * PER(0)"].n_evaluations, depth_2["PER(0) * LIN(0)"].n_evaluations) == (3, 4)
+    assert depth_2["PER(0) + LIN(0)"].n_evaluations == 4 and depth_2["PER(0) + LIN(0)"].evaluated_rows == 40
+    # a level of at most twice max_fits_per_depth is not prescreened
+    result, _ = _search({"PER(0)": 1.0}, max_depth=2, screen=screen, prescreen=prescreen, max_fits_per_depth=3,
+                        protected={parse("PER(0)")})
+    assert len([r for r in result.records if r.depth == 2]) == 6 and not any(r.message.startswith("screened out before") for r in result.records)
+
+
 def test_a_first_level_without_success_raises_unless_told_not_to():
     scores = {s: -np.inf for s in ("SE(0)", "LIN(0)", "PER(0)")}
     with pytest.raises(ValueError, match="Every candidate structure failed"):
