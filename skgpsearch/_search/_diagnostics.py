@@ -129,15 +129,41 @@ def warn_about_outliers(residuals: np.ndarray, stacklevel: int = 2) -> None:
 
 
 def warn_about_degenerate_optimum(diagnostics: list[str]) -> None:
-    """Warn (:class:`DegenerateOptimumWarning`) with a fitted model's diagnostics, if there are any."""
+    """Warn (:class:`DegenerateOptimumWarning`) with a fitted model's diagnostics, if there are any.
+
+    Findings that say the same of several terms become one sentence ("each
+    of SE(5), SE(6) and SE(9) has its lengthscale at its upper bound: ..."):
+    one ARD kernel over 20 columns, 15 of them irrelevant, otherwise warned
+    in 30 sentences. ``diagnostics_`` keeps one finding per term.
+    """
     if diagnostics:
         warnings.warn(
-            "The chosen model's optimum is degenerate: " + "; ".join(diagnostics) + ". Its hyperparameters may "
+            "The chosen model's optimum is degenerate: " + "; ".join(_grouped(diagnostics)) + ". Its hyperparameters may "
             "not mean what they seem (see diagnostics_); consider other base kernels, more data, or "
             "describe(model) for the whole picture.",
             DegenerateOptimumWarning,
             stacklevel=3,
         )
+
+
+#: Where the subject of a finding about one term ends (see ``_grouped``).
+_PREDICATES = (" has its ", " is constant on the data", " acts as white noise")
+
+
+def _grouped(findings):
+    """``findings`` with those that differ only in their term merged into one sentence, in first-seen order."""
+    subjects: dict[str, list[str]] = {}
+    for finding in findings:
+        cut = min((i for i in (finding.find(p) for p in _PREDICATES) if i > 0), default=-1)
+        predicate = finding[cut + 1:] if cut > 0 else finding
+        subjects.setdefault(predicate, []).append(finding[:cut] if cut > 0 else "")
+    sentences = []
+    for predicate, terms in subjects.items():
+        if len(terms) == 1:
+            sentences.append(f"{terms[0]} {predicate}" if terms[0] else predicate)
+        else:
+            sentences.append(f"each of {', '.join(terms[:-1])} and {terms[-1]} {predicate}")
+    return sentences
 
 
 def advice_for(finding: str) -> str:

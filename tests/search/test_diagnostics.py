@@ -7,7 +7,12 @@ import numpy as np
 import pytest
 
 from skgpsearch import CompositionalGPClassifier, CompositionalGPRegressor, DegenerateOptimumWarning
-from skgpsearch._search._diagnostics import CONSTANT_CORRELATION, WHITE_NOISE_CORRELATION, diagnose
+from skgpsearch._search._diagnostics import (
+    CONSTANT_CORRELATION,
+    WHITE_NOISE_CORRELATION,
+    diagnose,
+    warn_about_degenerate_optimum,
+)
 from skgpsearch.grammar import kind_names, parse
 from skgpsearch.inspection import describe
 from skgpsearch.kernels import DataSummary, to_kernel
@@ -167,3 +172,20 @@ def test_well_posed_classification_has_no_diagnostics():
     clf = CompositionalGPClassifier(max_depth=2, random_state=0)
     assert _fit_quietly(clf, X, y) == []
     assert clf.diagnostics_ == []
+
+
+def test_the_warning_says_once_what_holds_for_several_terms():
+    """One ARD kernel over many columns, most of them irrelevant: one sentence per finding, not per column."""
+    upper = "has its lengthscale at its upper bound: the term is nearly constant (or linear) over the data"
+    constant = ("is constant on the data (every pair of training points correlates above 0.99): a simpler "
+                "structure says the same")
+    noise = "the noise variance is at its lower bound: the model may be interpolating noise"
+    findings = [noise, f"SE(6) {upper}", f"SE(8) {upper}", f"SE(5) {constant}", f"SE(11) {upper}",
+                f"SE(6) {constant}", f"SE(0) * SE(1) acts as white noise on the data"]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        warn_about_degenerate_optimum(findings)
+    message = str(caught[0].message)
+    assert message.startswith(f"The chosen model's optimum is degenerate: {noise}; each of SE(6), SE(8) and "
+                              f"SE(11) {upper}; each of SE(5) and SE(6) {constant}; SE(0) * SE(1) acts as white "
+                              "noise on the data. ")
