@@ -279,8 +279,11 @@ class StructureSearch:
         if self.prescreen is not None and len(candidates) > PRESCREEN_FACTOR * keep:
             prescored = self.prescreen(candidates)
             # a candidate without a prescreen score (no start next to a parent) always passes
-            passing = self._best(candidates, [np.inf if s is None else s.score for s in prescored],
-                                 PRESCREEN_FACTOR * keep)
+            unscored = [i for i, score in enumerate(prescored) if score is None]
+            scored = [i for i, score in enumerate(prescored) if score is not None]
+            room = max(PRESCREEN_FACTOR * keep - len(unscored), 0)
+            best = self._best([candidates[i] for i in scored], [prescored[i].score for i in scored], room)
+            passing = sorted(unscored + [scored[j] for j in best])
             for i in sorted(set(range(len(candidates))) - set(passing)):
                 self._record_screened_out(
                     candidates[i], prescored[i], depth, result,

@@ -98,6 +98,11 @@ def test_very_large_levels_are_cut_by_the_prescreen_before_the_cheap_score():
     assert evaluated[-2:] == ["SE(0) + PER(0)", "PER(0) + LIN(0)"]
     assert (depth_2["PER(0) * PER(0)"].n_evaluations, depth_2["PER(0) * LIN(0)"].n_evaluations) == (3, 4)
     assert depth_2["PER(0) + LIN(0)"].n_evaluations == 4 and depth_2["PER(0) + LIN(0)"].evaluated_rows == 40
+    # unscored candidates pass even when they alone fill the prescreen's places
+    screened.clear()
+    result, _ = _search({"PER(0)": 1.0}, max_depth=2, screen=screen, prescreen=lambda cs: [None] * len(cs),
+                        max_fits_per_depth=2, protected={parse("PER(0)")})
+    assert len(screened) == 6 and not any(r.message.startswith("screened out before") for r in result.records)
     # a level of at most twice max_fits_per_depth is not prescreened
     result, _ = _search({"PER(0)": 1.0}, max_depth=2, screen=screen, prescreen=prescreen, max_fits_per_depth=3,
                         protected={parse("PER(0)")})
