@@ -219,3 +219,41 @@ def test_loo_predictive_of_the_cavity_is_close_to_refits_without_each_point(like
         refits.append(likelihood.log_predictive_density(y[i:i + 1], mean, var, theta)[0])
     np.testing.assert_allclose(approximate, refits, rtol=0.01, atol=0.01)
     assert abs(approximate.sum() - np.sum(refits)) < 0.05
+
+
+@pytest.mark.parametrize("likelihood", [Logistic(), Probit()], ids=lambda l: l.name)
+def test_newton_from_the_previous_latent_values_reaches_the_same_mode_in_fewer_factorisations(likelihood, monkeypatch):
+    # an optimiser's next point: the amplitude x4 and the lengthscale x1.3. The previous weights a give
+    # f = K a four times too large; the previous latent values are next to the new mode.
+    import scipy.linalg
+
+    import skgpsearch._engine._laplace as engine
+
+    X, y = _data(n=80, flip=0.1, seed=4)
+    previous = ConstantKernel(2.0) * RBF(1.0)
+    moved = ConstantKernel(8.0) * RBF(1.3)
+    mode0 = find_mode(previous(X), y, 0.1, likelihood, np.zeros(0))
+
+    class Counting:
+        calls = 0
+
+        def __getattr__(self, name):
+            return getattr(scipy.linalg.lapack, name)
+
+        def dpotrf(self, *args, **kwargs):
+            Counting.calls += 1
+            return scipy.linalg.lapack.dpotrf(*args, **kwargs)
+
+    monkeypatch.setattr(engine, "lapack", Counting())
+    K = moved(X)
+    counts, modes = [], []
+    for f0 in (None, mode0.f):
+        Counting.calls = 0
+        modes.append(find_mode(K, y, 0.1, likelihood, np.zeros(0), mode0.a, f0))
+        counts.append(Counting.calls)
+    monkeypatch.setattr(engine, "NEWTON_TOL", 1e-14)
+    exact = find_mode(K, y, 0.1, likelihood, np.zeros(0))  # from f = m, converged far beyond the default
+    for mode in modes:
+        np.testing.assert_allclose(mode.f, exact.f, rtol=0, atol=1e-5)
+        assert mode.log_marginal_likelihood == pytest.approx(exact.log_marginal_likelihood, abs=1e-7)
+    assert counts[1] < counts[0], counts
