@@ -82,9 +82,8 @@ class RegressionObjective:
                 f"theta must have {self.n_dims} entries (kernel hyperparameters and the log noise "
                 f"variance), got shape {theta.shape}."
             )
-        K = self.covariance(theta)
-        L, _ = jittered_cholesky(K)
-        del K
+        # the covariance is factorised in place; its factor is only solved with and inverted
+        L, _ = jittered_cholesky(self.covariance(theta), overwrite_k=True, clean=False)
         alpha = cholesky_solve(L, self.y)
         if self.kind == "lml":
             out = self._log_marginal_likelihood(L, alpha, theta, eval_gradient)
@@ -126,7 +125,7 @@ class RegressionObjective:
         """
         theta = np.asarray(theta, dtype=float)
         self.n_evaluations += 1
-        L, _ = jittered_cholesky(self.covariance(theta))
+        L, _ = jittered_cholesky(self.covariance(theta), overwrite_k=True, clean=False)
         quadratic = float(self.y @ cholesky_solve(L, self.y))
         half_log_det = float(np.log(np.diag(L)).sum())
         exact = self.kind == "lml" and self.prior is None
@@ -147,7 +146,7 @@ class RegressionObjective:
         if not eval_gradient:
             return lml
         # W = αα^T − K^{-1}; dL/dθ_j = ½ tr(W ∂K/∂θ_j) = Σ_{a<b} W_ab ∂K_ab + ½ Σ_a W_aa ∂K_aa
-        inverse = cholesky_inverse(L)  # lower triangle only
+        inverse = cholesky_inverse(L, overwrite_l=True)  # lower triangle only; L is not used again
         del L
         # K^{-1} − αα^T in place on the lower triangle (a BLAS rank-one update, no n × n temporary)
         inverse = blas.dsyr(-1.0, alpha, a=inverse, lower=1, overwrite_a=1)
@@ -200,7 +199,7 @@ class GPPosterior:
         self.y = np.asarray(y, dtype=float)
         K = KernelTree(kernel, X).matrix()
         K[np.diag_indices_from(K)] += self.noise_variance
-        self.L, self.jitter = jittered_cholesky(K)
+        self.L, self.jitter = jittered_cholesky(K, overwrite_k=True)
         self.alpha = cholesky_solve(self.L, self.y)
         n = self.y.shape[0]
         self.log_marginal_likelihood = (

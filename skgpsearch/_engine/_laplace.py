@@ -33,7 +33,7 @@ import numpy as np
 from scipy.linalg import lapack, solve_triangular
 
 from ._kernel_tree import KernelTree, expand
-from ._linalg import NumericalError, cholesky_inverse, jittered_cholesky
+from ._linalg import NumericalError, cholesky_inverse, cholesky_lower, jittered_cholesky
 
 __all__ = ["LaplaceObjective", "LaplacePosterior", "MEAN_BOUNDS", "LAPLACE_FTOL"]
 
@@ -46,6 +46,10 @@ NEWTON_TOL = 1e-9
 #: (1e-7 of a few hundred nats is ~1e-5 nats).
 LAPLACE_FTOL = 1e-7
 NEWTON_MAX_ITER = 200
+#: From this curvature W_i on, the gradient takes diag((K⁻¹ + W)⁻¹)_i from diag(B⁻¹), which it computes
+#: anyway (see ``_Mode.R_and_inverse_diagonal``); below it the formula cancels (its error is about
+#: eps·cond(B)/W_i) and a triangular solve gives that entry.
+DIAGONAL_FROM_B_MIN_W = 1e-6
 
 
 class LaplaceObjective:
@@ -137,7 +141,7 @@ class LaplaceObjective:
 
     def _gradient(self, K, mode, lik_theta):
         a = mode.a
-        R, d = mode.R(K), mode.inverse_diagonal(K)
+        R, d = mode.R_and_inverse_diagonal(K, overwrite=True)
         s = 0.5 * d * mode.d3
         u = s - R @ (K @ s)
         G = R
@@ -169,12 +173,10 @@ class _Mode:
         self._R = None
 
     def factorise(self, K, L_K=None):
-        n = K.shape[0]
         if self.positive:
             self.sW = np.sqrt(self.W)
-            B = self.sW[:, np.newaxis] * K * self.sW[np.newaxis, :]
-            B[np.diag_indices(n)] += 1.0
-            L, info = lapack.dpotrf(B, lower=1, clean=1)
+            # the factor is only solved with and inverted: its upper triangle is left as it was
+            L, info = cholesky_lower(_b_matrix(K, self.sW), overwrite_a=True, clean=False)
             if info != 0:
                 raise NumericalError("the Laplace matrix B is not positive definite")
             self.L = L
@@ -191,14 +193,44 @@ class _Mode:
     def R(self, K):
         """R = (W⁻¹ + K)⁻¹ = W (I + K W)⁻¹ (a new array)."""
         if self.positive:
-            Binv = cholesky_inverse(self.L)
-            Binv = np.tril(Binv)
-            Binv += np.tril(Binv, -1).T
-            return self.sW[:, np.newaxis] * Binv * self.sW[np.newaxis, :]
+            return self.sW[:, np.newaxis] * self._B_inverse() * self.sW[np.newaxis, :]
         MW = self.M * self.W[np.newaxis, :]
         R = -(MW.T @ MW)
         R[np.diag_indices_from(R)] += self.W
         return R
+
+    def _B_inverse(self, overwrite=False):
+        Binv = cholesky_inverse(self.L, overwrite_l=overwrite)
+        if overwrite:
+            self.L = None
+        Binv = np.tril(Binv)
+        Binv += np.tril(Binv, -1).T
+        return Binv
+
+    def R_and_inverse_diagonal(self, K, overwrite=False):
+        """:meth:`R` and :meth:`inverse_diagonal`, sharing B⁻¹ in the log-concave case.
+
+        With B = I + W^½ K W^½, (K⁻¹ + W)⁻¹ = W^-½ (I − B⁻¹) W^-½: its diagonal
+        is (1 − [B⁻¹]_ii) / W_i, O(n) from the B⁻¹ that R is made of, where
+        :meth:`inverse_diagonal` solves a triangular system with n right-hand
+        sides (as many flops as the rest of the gradient). Entries with
+        W_i < DIAGONAL_FROM_B_MIN_W are still solved for. With ``overwrite`` the
+        factor of B becomes B⁻¹ (the mode can then no longer predict): for a
+        mode used for one gradient only.
+        """
+        if not self.positive:
+            return self.R(K), self.inverse_diagonal(K)
+        d = np.empty(self.W.shape[0])
+        from_B = self.W >= DIAGONAL_FROM_B_MIN_W
+        solved = np.flatnonzero(~from_B)
+        if solved.size:
+            V = solve_triangular(self.L, self.sW[:, np.newaxis] * K[:, solved], lower=True, check_finite=False)
+            d[solved] = np.diag(K)[solved] - np.einsum("ij,ij->j", V, V)
+        Binv = self._B_inverse(overwrite)
+        d[from_B] = (1.0 - np.diag(Binv)[from_B]) / self.W[from_B]
+        Binv *= self.sW[:, np.newaxis]
+        Binv *= self.sW[np.newaxis, :]
+        return Binv, d
 
     def inverse_diagonal(self, K):
         """diag((K⁻¹ + W)⁻¹) = diag(K − K R K)."""
@@ -224,11 +256,19 @@ class _Mode:
 def _whitened_hessian_cholesky(L_K, W):
     """Cholesky factor of A = I + L_Kᵀ W L_K, or None if A is not positive definite."""
     A = L_K.T @ (W[:, np.newaxis] * L_K)
-    A[np.diag_indices_from(A)] += 1.0
+    A.flat[:: A.shape[0] + 1] += 1.0
     if not np.all(np.isfinite(A)):
         return None
-    L_A, info = lapack.dpotrf(A, lower=1, clean=1)
+    L_A, info = cholesky_lower(A, overwrite_a=True, clean=False)
     return L_A if info == 0 else None
+
+
+def _b_matrix(K, sW):
+    """B = I + W^½ K W^½ (a new array; one temporary where the plain expression makes three)."""
+    B = K * sW[:, np.newaxis]
+    B *= sW
+    B.flat[:: B.shape[0] + 1] += 1.0
+    return B
 
 
 def find_mode(K, y, mean, likelihood, lik_theta, a0=None, f0=None):
@@ -286,9 +326,7 @@ def find_mode(K, y, mean, likelihood, lik_theta, a0=None, f0=None):
         if step is None:
             W = np.maximum(-d2, 0.0)
             sW = np.sqrt(W)
-            B = sW[:, np.newaxis] * K * sW[np.newaxis, :]
-            B[np.diag_indices(n)] += 1.0
-            L, info = lapack.dpotrf(B, lower=1, clean=1)
+            L, info = cholesky_lower(_b_matrix(K, sW), overwrite_a=True, clean=False)
             if info != 0:
                 raise NumericalError("Newton step: B is not positive definite")
             b = W * (f - mean) + d1
@@ -327,9 +365,7 @@ def _iterate_from_latent(K, y, mean, likelihood, lik_theta, f):
         return None
     W = -d2
     sW = np.sqrt(W)
-    B = sW[:, np.newaxis] * K * sW[np.newaxis, :]
-    B[np.diag_indices_from(B)] += 1.0
-    L, info = lapack.dpotrf(B, lower=1, clean=1)
+    L, info = cholesky_lower(_b_matrix(K, sW), overwrite_a=True, clean=False)
     if info != 0:
         return None
     b = W * (f - mean) + d1

@@ -13,7 +13,7 @@ import numpy as np
 
 from .._engine._laplace import LAPLACE_FTOL, LaplaceObjective, LaplacePosterior
 from .._engine._likelihoods import OUTLIER_CLIP, Likelihood
-from .._engine._optimizer import SCREEN_FTOL, PriorObjective, optimize_hyperparameters, random_starts
+from .._engine._optimizer import PriorObjective, optimize_hyperparameters, random_starts
 from ..criteria import HyperPrior
 from ..grammar import Expr
 from ..kernels import DataSummary, to_kernel

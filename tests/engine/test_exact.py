@@ -10,7 +10,7 @@ from sklearn.gaussian_process import GaussianProcessRegressor
 from sklearn.gaussian_process import kernels as sk
 
 from skgpsearch._engine._kernel_tree import KernelTree
-from skgpsearch._engine._linalg import NumericalError, jittered_cholesky
+from skgpsearch._engine._linalg import NumericalError, cholesky_inverse, cholesky_lower, jittered_cholesky
 from skgpsearch._engine._periodogram import dominant_period
 from skgpsearch._engine._exact import GPPosterior, RegressionObjective
 from skgpsearch._engine._optimizer import optimize_hyperparameters, random_starts
@@ -179,6 +179,44 @@ def test_jittered_cholesky():
         jittered_cholesky(np.array([[1.0, np.nan], [np.nan, 1.0]]))
     with pytest.raises(NumericalError, match="not positive definite"):
         jittered_cholesky(np.array([[1.0, 0.0], [0.0, -5.0]]))
+
+
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_jittered_cholesky_in_place_needs_the_same_jitter_as_on_a_copy(order):
+    # the in-place attempt fails without jitter; the retries start from the matrix it had overwritten
+    rng = np.random.default_rng(1)
+    V = rng.normal(size=(40, 3))
+    singular = np.array(V @ V.T + np.diag(np.linspace(0.0, 1e-14, 40)), order=order)  # rank 3
+    L, jitter = jittered_cholesky(singular.copy(order="K"))
+    L_in_place, jitter_in_place = jittered_cholesky(singular.copy(order="K"), overwrite_k=True)
+    assert jitter > 0 and jitter_in_place == jitter
+    np.testing.assert_array_equal(L_in_place, L)
+    np.testing.assert_allclose(L @ L.T, singular + jitter * np.eye(40), atol=1e-10)
+    # unclean: the lower triangle is the same factor
+    L_unclean, _ = jittered_cholesky(singular.copy(order="K"), overwrite_k=True, clean=False)
+    np.testing.assert_array_equal(np.tril(L_unclean), L)
+
+
+@pytest.mark.parametrize("order", ["C", "F"])
+@pytest.mark.parametrize("overwrite", [False, True])
+def test_cholesky_lower_is_numpys_factor_in_fortran_order_and_clean(order, overwrite):
+    rng = np.random.default_rng(0)
+    G = rng.normal(size=(60, 70))
+    A = np.array(G @ G.T / 70 + 0.1 * np.eye(60), order=order)
+    original = A.copy()
+    L, info = cholesky_lower(A, overwrite_a=overwrite)
+    assert info == 0 and L.flags.f_contiguous
+    np.testing.assert_allclose(L, np.linalg.cholesky(original), rtol=1e-12, atol=1e-12)  # upper triangle zero
+    assert np.array_equal(np.triu(L, 1), np.zeros_like(L))
+    if not overwrite:
+        assert np.array_equal(A, original)
+    # the inverse from it, also when it overwrites the factor
+    np.testing.assert_allclose(np.tril(cholesky_inverse(L.copy(order="F"), overwrite_l=True)),
+                               np.tril(np.linalg.inv(original)), rtol=1e-9, atol=1e-9)
+    # not positive definite: LAPACK's info says where it stopped
+    B = np.array(original, order=order)
+    B[5, 5] = -1.0
+    assert cholesky_lower(B)[1] > 0
 
 
 def test_singular_regions_do_not_abort_the_optimiser():
