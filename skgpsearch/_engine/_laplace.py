@@ -172,11 +172,12 @@ class _Mode:
         self.positive = bool(np.all(self.W >= 0.0))
         self._R = None
 
-    def factorise(self, K, L_K=None):
+    def factorise(self, K, L_K=None, work=None):
+        """The factorisation at the mode; ``work``, an n x n array nothing else uses, may hold it."""
         if self.positive:
             self.sW = np.sqrt(self.W)
             # the factor is only solved with and inverted: its upper triangle is left as it was
-            L, info = cholesky_lower(_b_matrix(K, self.sW), overwrite_a=True, clean=False)
+            L, info = cholesky_lower(_b_matrix(K, self.sW, work), overwrite_a=True, clean=False)
             if info != 0:
                 raise NumericalError("the Laplace matrix B is not positive definite")
             self.L = L
@@ -263,9 +264,10 @@ def _whitened_hessian_cholesky(L_K, W):
     return L_A if info == 0 else None
 
 
-def _b_matrix(K, sW):
-    """B = I + W^½ K W^½ (a new array; one temporary where the plain expression makes three)."""
-    B = K * sW[:, np.newaxis]
+def _b_matrix(K, sW, out=None):
+    """B = I + W^½ K W^½ (in ``out`` when given, else a new array: one temporary where the plain
+    expression makes three; a fresh n x n array costs its pages' first touch as well)."""
+    B = np.multiply(K, sW[:, np.newaxis], out=out)
     B *= sW
     B.flat[:: B.shape[0] + 1] += 1.0
     return B
@@ -306,12 +308,14 @@ def find_mode(K, y, mean, likelihood, lik_theta, a0=None, f0=None):
 
     a = np.zeros(n)
     psi, f = psi_of(a)
+    # one buffer for every B of this call (factorised in place; the last holds the mode's factor)
+    work = np.empty_like(K, order="C")
     if a0 is not None and a0.shape == (n,):
         psi_warm, f_warm = psi_of(a0)
         if psi_warm > psi:
             a, psi, f = a0.copy(), psi_warm, f_warm
     if f0 is not None and f0.shape == (n,):
-        a_latent = _iterate_from_latent(K, y, mean, likelihood, lik_theta, f0)
+        a_latent = _iterate_from_latent(K, y, mean, likelihood, lik_theta, f0, work)
         if a_latent is not None:
             psi_latent, f_latent = psi_of(a_latent)
             if psi_latent > psi:
@@ -326,7 +330,7 @@ def find_mode(K, y, mean, likelihood, lik_theta, a0=None, f0=None):
         if step is None:
             W = np.maximum(-d2, 0.0)
             sW = np.sqrt(W)
-            L, info = cholesky_lower(_b_matrix(K, sW), overwrite_a=True, clean=False)
+            L, info = cholesky_lower(_b_matrix(K, sW, work), overwrite_a=True, clean=False)
             if info != 0:
                 raise NumericalError("Newton step: B is not positive definite")
             b = W * (f - mean) + d1
@@ -350,11 +354,11 @@ def find_mode(K, y, mean, likelihood, lik_theta, a0=None, f0=None):
         raise NumericalError(f"the Laplace mode was not found in {NEWTON_MAX_ITER} Newton steps")
     log_p, d1, d2, d3 = likelihood.derivatives(y, f, lik_theta)
     mode = _Mode(f, a, mean, log_p, d1, d2, d3, float(np.sum(log_p) - 0.5 * a @ (f - mean)))
-    mode.factorise(K, L_K)
+    mode.factorise(K, L_K, work)
     return mode
 
 
-def _iterate_from_latent(K, y, mean, likelihood, lik_theta, f):
+def _iterate_from_latent(K, y, mean, likelihood, lik_theta, f, work=None):
     """The weights a of one Newton iterate from latent values ``f`` (R&W eq. 3.18), or None.
 
     None where the likelihood's curvature at ``f`` is not log-concave (the
@@ -365,7 +369,7 @@ def _iterate_from_latent(K, y, mean, likelihood, lik_theta, f):
         return None
     W = -d2
     sW = np.sqrt(W)
-    L, info = cholesky_lower(_b_matrix(K, sW), overwrite_a=True, clean=False)
+    L, info = cholesky_lower(_b_matrix(K, sW, work), overwrite_a=True, clean=False)
     if info != 0:
         return None
     b = W * (f - mean) + d1
