@@ -328,14 +328,10 @@ def find_mode(K, y, mean, likelihood, lik_theta, a0=None, f0=None):
                 L_K = jittered_cholesky(K)[0]
             step = _whitened_newton_step(L_K, a, d1, -d2)
         if step is None:
-            W = np.maximum(-d2, 0.0)
-            sW = np.sqrt(W)
-            L, info = cholesky_lower(_b_matrix(K, sW, work), overwrite_a=True, clean=False)
-            if info != 0:
+            target = _newton_weights(K, f, mean, d1, np.maximum(-d2, 0.0), work)
+            if target is None:
                 raise NumericalError("Newton step: B is not positive definite")
-            b = W * (f - mean) + d1
-            c, _ = lapack.dpotrs(L, sW * (K @ b), lower=1)
-            step = b - sW * c - a
+            step = target - a
         t = 1.0
         while True:
             psi_new, f_new = psi_of(a + t * step)
@@ -367,15 +363,23 @@ def _iterate_from_latent(K, y, mean, likelihood, lik_theta, f, work=None):
     _, d1, d2, _ = likelihood.derivatives(y, f, lik_theta)
     if np.any(d2 > 0):
         return None
-    W = -d2
+    a = _newton_weights(K, f, mean, d1, -d2, work)
+    return a if a is not None and np.all(np.isfinite(a)) else None
+
+
+def _newton_weights(K, f, mean, d1, W, work=None):
+    """The weights a of the Newton iterate from latent values ``f`` with curvature ``W`` ≥ 0 (R&W eq. 3.18).
+
+    a = b − W^½ B⁻¹ W^½ K b with b = W (f − m) + ∇log p and B = I + W^½ K W^½
+    (factorised in ``work`` when given); None when B is not positive definite.
+    """
     sW = np.sqrt(W)
     L, info = cholesky_lower(_b_matrix(K, sW, work), overwrite_a=True, clean=False)
     if info != 0:
         return None
     b = W * (f - mean) + d1
     c, _ = lapack.dpotrs(L, sW * (K @ b), lower=1)
-    a = b - sW * c
-    return a if np.all(np.isfinite(a)) else None
+    return b - sW * c
 
 
 def _whitened_newton_step(L_K, a, d1, W):
