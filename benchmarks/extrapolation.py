@@ -103,7 +103,7 @@ def _rmse(prediction, y_true):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--series", nargs="+", default=list(PUBLISHED), choices=list(PUBLISHED), metavar="NAME")
-    parser.add_argument("--base-kernels", nargs="+", default=["SE", "RQ", "PER", "LIN"])
+    parser.add_argument("--base-kernels", nargs="+", default=["SE", "RQ", "PER", "LIN", "WN"])
     parser.add_argument("--change-operators", nargs="*", default=[], choices=["CP", "CW"])
     parser.add_argument("--max-depth", type=int, default=None)
     parser.add_argument("--n-restarts", type=int, default=2)

@@ -64,7 +64,7 @@ class KernelSearchCV(BaseSearchCV):
     base_kernels : sequence of str or sklearn kernels, default=None
         Base kernels of the grammar (each on every input column). ``None``:
         those of :func:`skgpsearch.grammar.default_base_kernels` -- for
-        regressors ``("SE", "RQ", "PER", "LIN")`` on one input column and
+        regressors ``("SE", "RQ", "PER", "LIN", "WN")`` on one input column and
         ``("SE",)`` on two or more; for classifiers ``("SE",)``.
     grammar : {"compositional", "sum_of_products"} or Grammar, default=None
         Default: compositional for regressors, sum-of-products for classifiers.

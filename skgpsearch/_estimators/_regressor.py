@@ -50,7 +50,9 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
         ``Matern`` with nu in {0.5, 1.5, 2.5}, ``RationalQuadratic``,
         ``ExpSineSquared``, ``ConstantKernel``, ``WhiteKernel``). Each is
         tried on every input column. ``"auto"``: ``("SE", "RQ", "PER",
-        "LIN")`` for one input column (a time series or a 1-D function),
+        "LIN", "WN")`` for one input column (a time series or a 1-D function;
+        WN in products such as ``LIN * WN`` is noise whose level changes along
+        the input),
         ``("SE",)`` for two or more (a table): sums and products of SE
         kernels on column subsets, an additive model with interactions. On
         the tabular benchmarks periodic and rational-quadratic kernels on

@@ -27,6 +27,9 @@ __all__ = ["DegenerateOptimumWarning", "OutlierWarning", "advice_for", "diagnose
 #: A parameter within this fraction of its (log-)range from a bound sits at that bound. L-BFGS-B
 #: stops exactly on a bound it runs into; an interior optimum this close to one is as suspect.
 AT_BOUND = 1e-3
+#: The noise variance at its lower bound is no finding when the structure's white-noise terms keep the noise
+#: of every training row above this many times that bound.
+NOISE_TERM_CARRIES = 100.0
 #: A term is white noise on the data when, for the median training point, no other training
 #: point has a correlation above this under it (every point gets its own value).
 WHITE_NOISE_CORRELATION = 0.5
@@ -197,12 +200,14 @@ def diagnose(kernel: Kernel, X: np.ndarray, noise: tuple[float, tuple[float, flo
         kernel that is constant on the data.
     """
     findings = []
+    n_features = X.shape[1]
     if noise is not None:
         value, (low, high) = noise
         side = _bound_side(np.log(value), np.log(low), np.log(high))
+        if side == "lower" and value + _least_white_noise(kernel, X, n_features) > NOISE_TERM_CARRIES * low:
+            side = None  # a white-noise term (LIN * WN, noise that grows along an input) carries the noise
         if side is not None:
             findings.append(_at_bound_sentence("the noise variance is", "noise variance", side))
-    n_features = X.shape[1]
     findings += _parameters_at_bounds(kernel, n_features)
     rows = _spread_rows(X)
     for term in _additive_terms(kernel):
@@ -221,6 +226,20 @@ def diagnose(kernel: Kernel, X: np.ndarray, noise: tuple[float, tuple[float, flo
             findings.append(f"{base.without_values()} is constant on the data (every pair of training points "
                             f"correlates above {CONSTANT_CORRELATION}): a simpler structure says the same")
     return tuple(dict.fromkeys(findings))
+
+
+def _least_white_noise(kernel, X, n_features):
+    """The smallest variance over the rows of ``X`` of the kernel's white-noise terms (0 without one).
+
+    ``LIN * WN`` vanishes where the input meets the linear kernel's offset: a
+    model whose only noise is such a term is as sure of a row there as one
+    that interpolates.
+    """
+    terms = [term for term in _additive_terms(kernel)
+             if any(_as_base(leaf, n_features).kind.white_noise for leaf in _base_kernels(term))]
+    if not terms:
+        return 0.0
+    return float(np.min(sum(term.diag(X) for term in terms)))
 
 
 def white_noise_term(expr: Expr, X: np.ndarray, summary: DataSummary | None = None) -> Expr | None:

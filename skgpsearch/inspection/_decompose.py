@@ -224,7 +224,13 @@ class Decomposition:
     feature_names : list of str or None
     noise_variance : float or None
         Observation-noise variance of a regressor (target units), including
-        white-noise terms of the structure; None for a classifier.
+        white-noise terms of the structure (their mean over the training
+        inputs); None for a classifier.
+    noise_variance_range : pair of float or None
+        The smallest and largest noise variance over the training inputs when
+        a white-noise term of the structure varies with the inputs
+        (e.g. ``LIN * WN``: noise that grows along the input); None when the
+        noise level is the same everywhere.
     target_variance : float
         Variance of the training targets (regression) or of the latent
         posterior mean at the training inputs (classification): the
@@ -246,6 +252,7 @@ class Decomposition:
     target_variance: float = 1.0
     residuals: np.ndarray | None = None
     target_class: object = None
+    noise_variance_range: tuple | None = None
 
     @property
     def mean(self) -> np.ndarray:
@@ -414,7 +421,11 @@ def _decompose_regressor(model, view: RegressionView, X):
     X_user, X, at_training = _inputs(model, X)
     posterior, scale, X_train = view.posterior, view.y_std, view.X_train
     terms, noise_terms = _terms(view.kernel)
-    white = sum(float(t.diag(X_train[:1])[0]) for t in noise_terms) * scale**2
+    # a white-noise term times other factors (LIN * WN) has a variance that changes with the inputs
+    white = sum((t.diag(X_train) for t in noise_terms), np.zeros(X_train.shape[0])) * scale**2
+    noise_range = None
+    if white.size and white.max() > 1.01 * white.min():
+        noise_range = (view.noise_variance + float(white.min()), view.noise_variance + float(white.max()))
     # the posterior's weights refer to the training inputs, or to a sparse model's inducing inputs
     on_training_inputs = X_train is gp_training_inputs(model)
     components = []
@@ -437,7 +448,8 @@ def _decompose_regressor(model, view: RegressionView, X):
         X=X_user,
         task="regression",
         feature_names=_feature_names(model),
-        noise_variance=view.noise_variance + white,
+        noise_variance=view.noise_variance + float(white.mean()) if white.size else view.noise_variance,
+        noise_variance_range=noise_range,
         target_variance=view.target_variance,
     )
     if at_training:

@@ -550,6 +550,11 @@ def _noise_line(estimator, parts):
     nu = getattr(estimator, "degrees_of_freedom_", None)
     if nu is None:
         noise_sd = float(np.sqrt(parts.noise_variance))
+        if parts.noise_variance_range is not None:
+            low, high = np.sqrt(parts.noise_variance_range)
+            return (f"- The remaining noise changes with the inputs (a white-noise term of the structure): its "
+                    f"standard deviation ranges from ≈ {_num(low)} to ≈ {_num(high)} over the training rows "
+                    f"({_percent(parts.noise_variance / parts.target_variance)} of the variance on average).")
         return (f"- The remaining noise has standard deviation ≈ {_num(noise_sd)} "
                 f"({_percent(parts.noise_variance / parts.target_variance)} of the variance).")
     scale = float(estimator.noise_scale_)

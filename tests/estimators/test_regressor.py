@@ -309,13 +309,27 @@ def test_sklearn_kernel_instances_as_base_kernels(additive_interaction_data):
         cheap(base_kernels=[RBF() + RBF()]).fit(X[:50], y[:50])
 
 
+def test_default_on_one_column_finds_noise_that_grows_along_the_input():
+    # y = 2x + noise with standard deviation 0.3 x on [1, 10]: at x = 9.5 the noise is 6.3 times that at 1.5
+    rng = np.random.default_rng(0)
+    x = np.sort(rng.uniform(1.0, 10.0, 150))
+    y = 2.0 * x + rng.normal(0.0, 0.3 * x)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = CompositionalGPRegressor(max_depth=2, random_state=0).fit(x[:, np.newaxis], y)
+    assert any(leaf.kind.white_noise for leaf in model.structure_.leaves), model.structure_
+    _, std = model.predict(np.array([[1.5], [9.5]]), return_std=True)
+    # a model with one noise level predicts nearly equal spreads (their ratio near 1)
+    assert 3.5 < std[1] / std[0] < 12.0
+
+
 def test_automatic_base_kernels_depend_on_the_columns(additive_interaction_data):
     X, y = additive_interaction_data
     kinds = lambda model: {parse(s).leaves[0].name for s, d in zip(model.search_results_["structure"],
                                                                     model.search_results_["depth"]) if d == 1}
     table = CompositionalGPRegressor(max_depth=1, n_restarts=0, random_state=0).fit(X[:60], y[:60])
     series = CompositionalGPRegressor(max_depth=1, n_restarts=0, random_state=0).fit(X[:60, :1], y[:60])
-    assert kinds(table) == {"SE"} and kinds(series) == {"SE", "RQ", "PER", "LIN"}
+    assert kinds(table) == {"SE"} and kinds(series) == {"SE", "RQ", "PER", "LIN", "WN"}
     # explicit kernels are kept on a table, and a Grammar instance next to them warns that they are ignored
     explicit = CompositionalGPRegressor(base_kernels=("SE", "PER"), max_depth=1, n_restarts=0, random_state=0)
     assert kinds(explicit.fit(X[:60], y[:60])) == {"SE", "PER"}

@@ -69,6 +69,16 @@ def test_cks_children_of_a_base_kernel():
     }
 
 
+def test_cks_with_white_noise_adds_noise_that_grows_along_an_input_in_one_step():
+    # S + WN only duplicates the likelihood's noise: without S + WN * LIN a greedy search stops before it
+    g = CompositionalGrammar(["SE", "LIN", "WN"])
+    children = set(g.expand(parse("SE(0) + LIN(1)"), n_features=2))
+    assert {parse("SE(0) + LIN(1) + LIN(0) * WN"), parse("SE(0) + LIN(1) + LIN(1) * WN")} <= children
+    # a stationary factor has a constant diagonal: SE * WN is WN again, so it brings no such child
+    assert not any(str(c).count("WN") and "SE(0) * WN" in str(c) for c in children)
+    assert not any("WN" in str(c) for c in CompositionalGrammar(["SE", "LIN"]).expand(parse("SE(0)"), 1))
+
+
 def test_cks_inner_subexpressions_are_expanded():
     g = CompositionalGrammar(["SE", "PER"])
     children = set(g.expand(parse("SE(0) + PER(0)"), n_features=1))

@@ -548,3 +548,23 @@ def test_finalist_text_says_when_a_baseline_wins(weights, sentence):
     # a composite winner gets no baseline sentence
     table["baseline"] = [False, False, True]
     assert "One ARD kernel" not in _finalist_text(SimpleNamespace(finalists_=table), ["a", "b"], 40, ard)
+
+
+def test_noise_that_grows_along_the_input_is_decomposed_and_described():
+    rng = np.random.default_rng(0)
+    x = np.sort(rng.uniform(1.0, 10.0, 120))[:, np.newaxis]
+    y = 2.0 * x[:, 0] + rng.normal(0.0, 0.3 * x[:, 0])
+    model = CompositionalGPRegressor(grammar=FixedStructureGrammar(parse("LIN(0) + LIN(0) * WN")), max_depth=1,
+                                     random_state=0).fit(x, y)
+    parts = decompose(model)
+    # brute force: the likelihood's noise plus the white-noise term's variance at every training input
+    noise_term = [t for t in additive_terms(model.kernel_) if "WhiteNoise" in str(t)]
+    assert len(noise_term) == 1
+    variances = model.noise_variance_ + noise_term[0].diag(x) * model._y_train_std**2
+    np.testing.assert_allclose(parts.noise_variance_range, (variances.min(), variances.max()), rtol=1e-8)
+    np.testing.assert_allclose(parts.noise_variance, variances.mean(), rtol=1e-8)
+    # the fitted spread follows the truth (0.3 to 3.0 from the smallest to the largest x) within a factor 2
+    low, high = np.sqrt(parts.noise_variance_range)
+    assert 0.15 < low < 0.6 and 1.5 < high < 6.0
+    text = describe(model)
+    assert "changes with the inputs" in text and "noise variance is at its lower bound" not in text

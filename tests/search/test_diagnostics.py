@@ -189,3 +189,18 @@ def test_the_warning_says_once_what_holds_for_several_terms():
     assert message.startswith(f"The chosen model's optimum is degenerate: {noise}; each of SE(6), SE(8) and "
                               f"SE(11) {upper}; each of SE(5) and SE(6) {constant}; SE(0) * SE(1) acts as white "
                               "noise on the data. ")
+
+
+def test_noise_at_its_lower_bound_is_a_finding_unless_a_noise_term_covers_every_row():
+    X = np.linspace(1.0, 10.0, 50)[:, None]
+    kernel = to_kernel(parse("LIN(0) + LIN(0) * WN"), summary=DataSummary.from_data(X, X[:, 0]))
+    at_bound = (NOISE_BOUNDS[0], NOISE_BOUNDS)
+    # the offset below the data: LIN * WN has variance (x - 0)^2 >= 1 on every row, the noise is modelled
+    kernel.set_params(k2__k1__kernel__offset=0.0)
+    assert not any("noise variance" in finding for finding in diagnose(kernel, X, at_bound))
+    # the offset at a training input: the noise vanishes there, as sure of that row as an interpolation
+    kernel.set_params(k2__k1__kernel__offset=float(X[20, 0]))
+    assert any("noise variance is at its lower bound" in finding for finding in diagnose(kernel, X, at_bound))
+    # without a white-noise term the bound is always a finding
+    plain = to_kernel(parse("LIN(0)"), summary=DataSummary.from_data(X, X[:, 0]))
+    assert any("noise variance is at its lower bound" in finding for finding in diagnose(plain, X, at_bound))
