@@ -424,7 +424,7 @@ def _decompose_regressor(model, view: RegressionView, X):
     # a white-noise term times other factors (LIN * WN) has a variance that changes with the inputs
     white = sum((t.diag(X_train) for t in noise_terms), np.zeros(X_train.shape[0])) * scale**2
     noise_range = None
-    if white.size and white.max() > 1.01 * white.min():
+    if white.max() > 1.01 * white.min():
         noise_range = (view.noise_variance + float(white.min()), view.noise_variance + float(white.max()))
     # the posterior's weights refer to the training inputs, or to a sparse model's inducing inputs
     on_training_inputs = X_train is gp_training_inputs(model)
@@ -448,7 +448,7 @@ def _decompose_regressor(model, view: RegressionView, X):
         X=X_user,
         task="regression",
         feature_names=_feature_names(model),
-        noise_variance=view.noise_variance + float(white.mean()) if white.size else view.noise_variance,
+        noise_variance=view.noise_variance + float(white.mean()),
         noise_variance_range=noise_range,
         target_variance=view.target_variance,
     )
