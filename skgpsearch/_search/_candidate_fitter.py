@@ -6,7 +6,7 @@ import dataclasses
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from sklearn.gaussian_process.kernels import Kernel
@@ -21,7 +21,7 @@ from ._records import FAILED, CandidateRecord, ScreenScore, criterion_value, run
 from ._starts import StartHints
 
 __all__ = ["CandidateFitter", "EXPLORE_FTOL", "EXPLORE_MAXITER", "EXPLORE_SCREEN_MAXITER", "EXPLORE_SUBSET_FROM_ROWS",
-           "EXPLORE_SUBSET_ROWS", "with_effort"]
+           "EXPLORE_SUBSET_ROWS", "SCREENED_FROM_ROWS", "with_effort"]
 
 #: The explore effort: every selected start runs EXPLORE_SCREEN_MAXITER L-BFGS iterations, and the best one
 #: at most EXPLORE_MAXITER more to a loose tolerance (the finalists are then fitted with full effort).
@@ -36,6 +36,8 @@ EXPLORE_FTOL = 1e-6
 #: 2-7 nats lower on 3 of 10 folds.
 EXPLORE_SUBSET_FROM_ROWS = 1000
 EXPLORE_SUBSET_ROWS = 400
+#: The "screened" effort (a series' explore stage) applies from this many rows on; below, it is "full".
+SCREENED_FROM_ROWS = 500
 
 
 @dataclass
@@ -68,9 +70,14 @@ class CandidateFitter:
     y_mean: float = 0.0
     #: "full": the start pool's best starts and random restarts optimised to convergence; "explore": the best
     #: two or three starts, a few iterations each, the best to a loose tolerance (see skgpsearch._search._pipeline);
-    #: "polish": the structure's own values only (and the warm state), optimised to convergence -- a structure
-    #: already fitted with full effort on a sample, refitted on more rows.
+    #: "screened": the starts of "full", screened on a subset of the rows (runs of a series) before the best are
+    #: optimised on all of them, as "full" does from more rows on (the engine's fitter says how; a fitter without
+    #: screening treats it as "full"); "polish": the structure's own values only (and the warm state), optimised to
+    #: convergence -- a structure already fitted with full effort on a sample, refitted on more rows.
     effort: str = "full"
+    #: From how many rows on the "full" effort screens the starts on a subset of the rows (None: a fitter without
+    #: screening, for which "screened" is "full").
+    full_effort_screens_from: ClassVar[int | None] = None
 
     # -- what the search loop calls besides __call__ -------------------------------------------
     def start_hints(self, parent: CandidateRecord | None, X: np.ndarray, y: np.ndarray,
@@ -192,10 +199,17 @@ class CandidateFitter:
 
 
 def with_effort(fitter: CandidateFitter, effort: str, n_rows: int) -> CandidateFitter:
-    """``fitter`` as the explore stage uses it on ``n_rows`` rows: unchanged for "full"; for "explore", its few
-    starts and iterations, from EXPLORE_SUBSET_FROM_ROWS rows on optimised on at most EXPLORE_SUBSET_ROWS of them."""
+    """``fitter`` as the explore stage uses it on ``n_rows`` rows: unchanged for "full", and for "screened" on
+    fewer than SCREENED_FROM_ROWS rows; for "explore", its few starts and iterations, from
+    EXPLORE_SUBSET_FROM_ROWS rows on optimised on at most EXPLORE_SUBSET_ROWS of them."""
     if effort == "full":
         return fitter
+    if effort == "screened":
+        # only where it differs from "full": the full effort screens large data's starts already
+        screens_from = fitter.full_effort_screens_from
+        if screens_from is None or not SCREENED_FROM_ROWS <= n_rows < screens_from:
+            return fitter
+        return dataclasses.replace(fitter, effort=effort)
     rows = fitter.max_optimize_samples
     if n_rows >= EXPLORE_SUBSET_FROM_ROWS:
         rows = EXPLORE_SUBSET_ROWS if rows is None else min(rows, EXPLORE_SUBSET_ROWS)

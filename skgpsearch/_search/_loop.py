@@ -577,7 +577,7 @@ def run_search(fitter: CandidateFitter, X: np.ndarray, y: np.ndarray, grammar: G
         depth_limit_reason="max_depth reached" if settings.max_depth is not None else "depth limit reached",
         reserve=reserve,
         min_improvement=settings.min_improvement,
-        refine=None if settings.explore_effort == "full" else fits.refine,
+        refine=fits.refine if settings.explore_effort == "explore" else None,
         refine_per_level=settings.refine_per_level,
     )
     return search.run()

@@ -29,7 +29,10 @@ Every structure search of the estimators runs these three stages, in
       distinct structures and the best of every depth -- re-optimised on all
       rows from their optima when the search optimised on subsets of the rows
       (a polished fit replaces its record when it is at least as good), and
-      the baselines, fitted on all rows with full effort. When the select
+      the baselines, fitted on all rows with full effort. Those the search
+      fitted cheaply are fitted again with full effort first; after a
+      "screened" exploration (a series), only the
+      ``SCREENED_FULL_EFFORT_FINALISTS`` best of them. When the select
       stage forecasts a series, the ``TREND_VARIANT_PARENTS`` best of them by
       the criterion also bring their trend variants, ``S + LIN``
       (:meth:`~skgpsearch.grammar.Grammar.trend_variants`), fitted from the
@@ -96,7 +99,7 @@ from sklearn.utils.parallel import Parallel, delayed
 from .._engine._linalg import NumericalError
 from ..criteria import SelectionCriterion
 from ..grammar import Expr, Grammar
-from ._candidate_fitter import CandidateFitter
+from ._candidate_fitter import CandidateFitter, with_effort
 from ._loop import SearchResult, SearchSettings, deadline_batches, merge_full_effort_refit, run_search
 from ._progress import ProgressCallback
 from ._records import OK, CandidateRecord, candidate_seed
@@ -156,16 +159,21 @@ MIN_AVERAGING_WEIGHT = 1e-6
 #: loss better on all four binary datasets; 1.5 or 2 standard errors lost on liver.
 COMPOSITE_MARGIN_SE = 1.0
 #: How hard the explore stage fits candidates (a model fitter's ``explore_effort``, see explore_effort_for):
-#: "full" (each candidate's start pool to convergence) or "explore" (its best two or three starts, a few
-#: iterations each, from 1000 rows on optimised on subsets (_candidate_fitter.with_effort), then the
-#: REFINE_PER_LEVEL best of each depth and every finalist fitted again with full effort on all rows).
+#: "full" (each candidate's start pool to convergence), "screened" (below) or "explore" (its best two or three
+#: starts, a few iterations each, from 1000 rows on optimised on subsets (_candidate_fitter.with_effort), then
+#: the REFINE_PER_LEVEL best of each depth and every finalist fitted again with full effort on all rows).
 #: Two or more columns explore: same held-out error on 10 folds of breast449, pima, liver and heart_cleveland, and
 #: the same search result on 3 folds of diabetes and cpus (benchmarks/tabular.py's), in 1.5-2.6x less time.
-#: One column (a series) keeps "full": on Mauna Loa the explore effort ended 6 nats of BIC lower
-#: (benchmarks/bench_search.py), and a series' forecast rests on the search's own best structures.
+#: One column (a series) is "screened" (every start of the full effort, screened on runs of the series before
+#: the best are optimised on all rows; from SCREENED_FROM_ROWS rows on, below that "full"), and only the
+#: SCREENED_FULL_EFFORT_FINALISTS best finalists are fitted again with full effort: the explore effort ended 6
+#: nats of BIC lower on Mauna Loa (benchmarks/bench_search.py) and lost the forecasts of mauna, airline and
+#: call-centre, while on the 500-909-row series of benchmarks/extrapolation.py (wages, births, temperature,
+#: internet) "screened" ended at the same structure and criterion or better, 2-5x faster.
 EXPLORE_EFFORT = "explore"
-ONE_COLUMN_EXPLORE_EFFORT = "full"
+ONE_COLUMN_EXPLORE_EFFORT = "screened"
 REFINE_PER_LEVEL = 2
+SCREENED_FULL_EFFORT_FINALISTS = 2
 #: The rules of the select stage (see the module docstring).
 SELECTIONS = ("criterion", "loo", "stacking", "forecast")
 #: Stop reasons of the explore stage after which no finalist is fitted: the user's bounds hold. (A time budget
@@ -192,7 +200,7 @@ class ModelFitter(Protocol):
     #: Whether the explore stage fits every candidate with full effort on the rows it is given; if not,
     #: the selected structure is polished on all rows.
     explore_fits_are_final: bool
-    #: How hard the explore stage fits candidates: "full" or "explore" (see explore_effort_for).
+    #: How hard the explore stage fits candidates: "full", "screened" or "explore" (see explore_effort_for).
     explore_effort: str
     #: The most rows a finalist is fitted on (None: all).
     max_rows: int | None
@@ -404,7 +412,8 @@ class SearchPipeline:
                                    len(result.records))
             chosen.sort(key=lambda r: -r.criterion)
         # finalists get full effort: those the explore stage fitted cheaply are fitted again from their values
-        chosen = self._full_effort(model_fitter.candidate_fitter, result, chosen, X, y, seed)
+        n_full = SCREENED_FULL_EFFORT_FINALISTS if self.settings.explore_effort == "screened" else len(chosen)
+        chosen = self._full_effort(model_fitter.candidate_fitter, result, chosen[:n_full], X, y, seed) + chosen[n_full:]
         if self.settings.selection == "forecast":
             chosen += self._trend_variants(model_fitter, result, chosen, grammar, seed)
         # the polishing of the finalists on all rows and the baselines' fits, in parallel
@@ -457,10 +466,14 @@ class SearchPipeline:
                     reused.append(fitted[key])
                 else:
                     jobs[key] = (variant, parent)
-        reused = self._full_effort(model_fitter.candidate_fitter, result, reused, X, y, seed)
+        fitter = model_fitter.candidate_fitter
+        if self.settings.explore_effort == "screened":
+            # fitted like the search's children: a variant that forecasts best is no finalist of the criterion
+            fitter = with_effort(fitter, "screened", X.shape[0])
+        else:
+            reused = self._full_effort(fitter, result, reused, X, y, seed)
         if not jobs:
             return reused
-        fitter = model_fitter.candidate_fitter
         n_features = X.shape[1]
         hints = {id(parent): fitter.start_hints(parent, X, y, grammar.period_columns(n_features),
                                                 grammar.change_columns(n_features))

@@ -447,6 +447,91 @@ def test_the_explore_effort_optimises_large_data_on_a_subset_and_scores_every_ro
     assert -1e-6 * n <= fully.log_marginal_likelihood - record.log_marginal_likelihood < 0.01 * n
 
 
+def test_series_blocks_are_runs_of_consecutive_rows_spread_over_the_whole_series():
+    from skgpsearch._search._exact_fitter import SCREEN_BLOCKS, series_blocks
+
+    rng = np.random.default_rng(0)
+    x = rng.permutation(np.arange(900.0))  # the rows of a series in any order
+    rows = series_blocks(x, 400)
+    assert rows.size == 400 and np.all(np.diff(rows) > 0)
+    times = np.sort(x[rows])
+    runs = np.split(times, np.flatnonzero(np.diff(times) > 1) + 1)
+    assert len(runs) == SCREEN_BLOCKS and {run.size for run in runs} == {400 // SCREEN_BLOCKS}
+    # consecutive times in each run (the series' own spacing), and the first and last rows of the series
+    assert all(np.all(np.diff(run) == 1) for run in runs)
+    assert times[0] == 0 and times[-1] == 899
+    # evenly spread: the gaps between runs differ by at most a row
+    gaps = [later[0] - earlier[-1] for earlier, later in zip(runs, runs[1:])]
+    assert max(gaps) - min(gaps) <= 1
+    np.testing.assert_array_equal(series_blocks(x[:300], 400), np.arange(300))
+
+
+def test_the_screened_effort_applies_to_series_between_its_threshold_and_the_full_efforts_own_screening():
+    from skgpsearch._search._candidate_fitter import SCREENED_FROM_ROWS, with_effort
+    from skgpsearch._search._exact_fitter import MIN_SUBSET_SCREEN
+    from skgpsearch._search._laplace_fitter import LaplaceCandidateFitter
+    from skgpsearch._search._regression import RegressionModelFitter, RegressionOptions
+
+    X = np.linspace(0, 1, 50)[:, np.newaxis]
+    full = RegressionModelFitter(RegressionOptions(), X, np.sin(9 * X[:, 0]), BIC()).candidate_fitter
+    for n_rows, effort in [(SCREENED_FROM_ROWS - 1, "full"), (SCREENED_FROM_ROWS, "screened"),
+                           (MIN_SUBSET_SCREEN - 1, "screened"), (MIN_SUBSET_SCREEN, "full")]:
+        assert with_effort(full, "screened", n_rows).effort == effort
+    # the Laplace fitter screens its starts from fewer rows already: "screened" is its full effort
+    assert LaplaceCandidateFitter.full_effort_screens_from is None or \
+        LaplaceCandidateFitter.full_effort_screens_from <= SCREENED_FROM_ROWS
+
+
+def test_after_a_screened_exploration_only_the_best_finalists_are_refitted_with_full_effort(monkeypatch):
+    import skgpsearch._search._candidate_fitter as candidate_fitter_module
+
+    monkeypatch.setattr(candidate_fitter_module, "SCREENED_FROM_ROWS", 10)
+    monkeypatch.setattr(_TableFitter, "full_effort_screens_from", 1000, raising=False)
+    values = {"SE(0)": 3.0, "SE(1)": 2.0, "SE(2)": 1.0}
+    model_fitter = _TableModelFitter(40, lambda text, rows: values.get(text, -float(len(text))))
+    outcome = _pipeline(explore_effort="screened", selection="loo").run(model_fitter, GRAMMAR, BIC(), seed=0)
+    names = {name for name, *_ in model_fitter.calls}
+    assert names == {"explore/screened", "explore"}
+    refitted = [text for name, text, _, _ in model_fitter.calls if name == "explore"]
+    n_full = pipeline_module.SCREENED_FULL_EFFORT_FINALISTS
+    assert len(outcome.finalists) > n_full
+    assert refitted == [str(r.structure) for r in sorted(outcome.finalists, key=lambda r: -r.criterion)[:n_full]]
+    assert sorted(r.effort for r in outcome.finalists) == ["full"] * n_full + ["screened"] * (len(outcome.finalists)
+                                                                                             - n_full)
+
+
+def test_a_screened_series_search_gives_its_best_structures_full_effort(monkeypatch):
+    import skgpsearch._search._candidate_fitter as candidate_fitter_module
+    import skgpsearch._search._exact_fitter as exact_fitter_module
+    from skgpsearch import CompositionalGPRegressor
+    from skgpsearch.grammar import FixedStructureGrammar
+
+    # the rule at smaller sizes (500 -> 120 rows, 400 -> 80-row blocks), to keep the test quick
+    monkeypatch.setattr(candidate_fitter_module, "SCREENED_FROM_ROWS", 120)
+    monkeypatch.setattr(exact_fitter_module, "SCREEN_SIZE", 80)
+    rng = np.random.default_rng(4)
+    n = 160
+    X = np.sort(rng.uniform(0, 10, n))[:, np.newaxis]
+    y = np.sin(2 * np.pi * X[:, 0] / 1.3) + 0.3 * X[:, 0] + 0.1 * rng.normal(size=n)
+    model = CompositionalGPRegressor(base_kernels=("SE", "PER", "LIN"), max_depth=2, selection="criterion",
+                                     random_state=0, n_jobs=1).fit(X, y)
+    table = model.search_results_
+    explored = [i for i, depth in enumerate(table["depth"]) if depth is not None and not table["message"][i]]
+    # the explore stage screened the starts on the blocks: fewer rows than all n per evaluation
+    assert all(table["evaluated_rows"][i] < n * table["n_evaluations"][i] for i in explored)
+    period = next(leaf.params["period"] for leaf in model.structure_.leaves if leaf.name == "PER")
+    assert period == pytest.approx(1.3, rel=0.02)
+    # the selected structure has full effort: a full-effort fit of it from scratch is no better
+    alone = CompositionalGPRegressor(grammar=FixedStructureGrammar(model.structure_.without_values()),
+                                     random_state=0, n_jobs=1).fit(X, y)
+    assert model.log_marginal_likelihood_value_ >= alone.log_marginal_likelihood_value_ - 1e-3 * n
+    # ... and the search cost fewer evaluated rows than with full effort everywhere
+    monkeypatch.setattr(pipeline_module, "ONE_COLUMN_EXPLORE_EFFORT", "full")
+    reference = CompositionalGPRegressor(base_kernels=("SE", "PER", "LIN"), max_depth=2, selection="criterion",
+                                         random_state=0, n_jobs=1).fit(X, y)
+    assert sum(table["evaluated_rows"]) < 0.8 * sum(reference.search_results_["evaluated_rows"])
+
+
 def test_the_polish_effort_optimises_a_fitted_structure_from_its_own_values():
     from skgpsearch._search._regression import RegressionModelFitter, RegressionOptions
     from skgpsearch.kernels import to_kernel
