@@ -174,6 +174,9 @@ EXPLORE_EFFORT = "explore"
 ONE_COLUMN_EXPLORE_EFFORT = "screened"
 REFINE_PER_LEVEL = 2
 SCREENED_FULL_EFFORT_FINALISTS = 2
+#: What a time budget keeps back for each of those: a full-effort fit costs this many typical screened fits
+#: (3-8x, measured on the internet and births series, 893-909 rows).
+FULL_OVER_SCREENED_COST = 8
 #: The rules of the select stage (see the module docstring).
 SELECTIONS = ("criterion", "loo", "stacking", "forecast")
 #: Stop reasons of the explore stage after which no finalist is fitted: the user's bounds hold. (A time budget
@@ -352,6 +355,9 @@ class SearchPipeline:
         if self.settings.selection == "forecast":
             # one refit on the start of the series per finalist; the trend variants' fits and refits
             n_fits += PREDICTIVE_FINALISTS + 2 * TREND_VARIANT_PARENTS
+        n_rows = model_fitter.X.shape[0]
+        if with_effort(model_fitter.candidate_fitter, self.settings.explore_effort, n_rows).effort == "screened":
+            n_fits += SCREENED_FULL_EFFORT_FINALISTS * FULL_OVER_SCREENED_COST
 
         def reserve(result):
             times = [r.fit_time for r in result.records if r.status == OK]

@@ -2,6 +2,7 @@
 
 import dataclasses
 import time
+import warnings
 
 import numpy as np
 import pytest
@@ -363,6 +364,23 @@ def test_a_time_budget_keeps_back_what_the_finalists_need(monkeypatch):
     assert [name for name, _, _, _ in model_fitter.calls].count("baseline") == 2
     assert clock[0] <= 10.0 + 1.0
     assert [r.time_left for r in progress if isinstance(r, LevelReport)][0] == pytest.approx(10.0 - 3.0)
+    # after a screened exploration the best finalists' full-effort fits are kept back too, each as several fits
+    import skgpsearch._search._candidate_fitter as candidate_fitter_module
+
+    monkeypatch.setattr(candidate_fitter_module, "SCREENED_FROM_ROWS", 10)
+    monkeypatch.setattr(_TableFitter, "full_effort_screens_from", 1000, raising=False)
+
+    def explored(effort):
+        clock[0] = 0.0
+        model_fitter.calls.clear()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            _pipeline(max_depth=5, time_budget=20.0, explore_effort=effort).run(model_fitter, GRAMMAR, BIC(), seed=0)
+        return [name for name, *_ in model_fitter.calls].count("explore" if effort == "full" else "explore/screened")
+
+    kept_back = 1.5 * (2 + pipeline_module.SCREENED_FULL_EFFORT_FINALISTS * pipeline_module.FULL_OVER_SCREENED_COST)
+    assert 20.0 - 3.0 < kept_back  # more than the budget after depth 1's three one-second fits
+    assert explored("full") > 3 and explored("screened") == 3
 
 
 def test_min_improvement_stops_on_small_gains():
