@@ -37,7 +37,7 @@ EXPLORE_FTOL = 1e-6
 EXPLORE_SUBSET_FROM_ROWS = 1000
 EXPLORE_SUBSET_ROWS = 400
 #: The "screened" effort (a series' explore stage) applies from this many rows on; below, it is "full".
-SCREENED_FROM_ROWS = 500
+SCREENED_FROM_ROWS = 300
 
 
 @dataclass

@@ -40,7 +40,10 @@ SCREEN_CANDIDATE_MAXITER = 10
 #: iterations each on a random SCREEN_SIZE-row subset. Below, every selected start is optimised
 #: to convergence: measured by benchmarks/fit_quality.py, halving on all the data for 15
 #: iterations lost > 0.1 nats on 19 of 88 pairs (up to 187), and a random half of small data
-#: halves the sampling density, which can hide a cycle near the Nyquist period.
+#: halves the sampling density, which can hide a cycle near the Nyquist period. The "screened" effort
+#: of a series (from _candidate_fitter.SCREENED_FROM_ROWS rows on) screens below MIN_SUBSET_SCREEN too, on
+#: SCREEN_BLOCKS runs of consecutive rows (series_blocks) that keep the sampling density: SCREEN_SIZE rows,
+#: at most half the series.
 SCREEN_SIZE = 400
 MIN_SUBSET_SCREEN = 1000
 SCREEN_MAXITER = 30
@@ -156,8 +159,8 @@ class RegressionCandidateFitter(CandidateFitter):
         objective = RegressionObjective(kernel, X, y, self.noise_bounds, kind=kind, prior=prior)
         screen = None
         rows = None
-        if self.effort == "screened" and X.shape[0] > SCREEN_SIZE:
-            rows = series_blocks(X[:, 0], SCREEN_SIZE)
+        if self.effort == "screened":
+            rows = series_blocks(X[:, 0], min(SCREEN_SIZE, X.shape[0] // 2))
         elif X.shape[0] >= MIN_SUBSET_SCREEN:
             rows = np.sort(rng.choice(X.shape[0], size=SCREEN_SIZE, replace=False))
         if rows is not None:

@@ -168,8 +168,9 @@ COMPOSITE_MARGIN_SE = 1.0
 #: the best are optimised on all rows; from SCREENED_FROM_ROWS rows on, below that "full"), and only the
 #: SCREENED_FULL_EFFORT_FINALISTS best finalists are fitted again with full effort: the explore effort ended 6
 #: nats of BIC lower on Mauna Loa (benchmarks/bench_search.py) and lost the forecasts of mauna, airline and
-#: call-centre, while on the 500-909-row series of benchmarks/extrapolation.py (wages, births, temperature,
-#: internet) "screened" ended at the same structure and criterion or better, 2-5x faster.
+#: call-centre, while on the 8 series of 361-909 rows of benchmarks/extrapolation.py "screened" ended at the
+#: same search criterion or better (births 39 nats, mauna 0.6), 2-5x faster, and on bench_search.py's Mauna
+#: Loa 2.8 nats better in 2.4x less time.
 EXPLORE_EFFORT = "explore"
 ONE_COLUMN_EXPLORE_EFFORT = "screened"
 REFINE_PER_LEVEL = 2
