@@ -475,7 +475,7 @@ class SearchPipeline:
                     jobs[key] = (variant, parent)
         fitter = model_fitter.candidate_fitter
         if self.settings.explore_effort == "screened":
-            # fitted like the search's children: a variant that forecasts best is no finalist of the criterion
+            # screened like the search's children: full effort is for the criterion's best finalists only
             fitter = with_effort(fitter, "screened", X.shape[0])
         else:
             reused = self._full_effort(fitter, result, reused, X, y, seed)
