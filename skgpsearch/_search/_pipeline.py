@@ -94,6 +94,7 @@ from typing import Any, Protocol
 import numpy as np
 from scipy.special import logsumexp
 from sklearn.exceptions import ConvergenceWarning
+from joblib import effective_n_jobs
 from sklearn.utils.parallel import Parallel, delayed
 
 from .._engine._linalg import NumericalError
@@ -175,7 +176,7 @@ EXPLORE_EFFORT = "explore"
 ONE_COLUMN_EXPLORE_EFFORT = "screened"
 REFINE_PER_LEVEL = 2
 SCREENED_FULL_EFFORT_FINALISTS = 2
-#: What a time budget keeps back for each of those: a full-effort fit costs this many typical screened fits
+#: What a time budget expects each of those to cost: a full-effort fit costs this many typical screened fits
 #: (3-8x, measured on the internet and births series, 893-909 rows).
 FULL_OVER_SCREENED_COST = 8
 #: The rules of the select stage (see the module docstring).
@@ -183,8 +184,9 @@ SELECTIONS = ("criterion", "loo", "stacking", "forecast")
 #: Stop reasons of the explore stage after which no finalist is fitted: the user's bounds hold. (A time budget
 #: keeps back what the finalists need, see SearchPipeline.explore: they are fitted in the time left.)
 STOPS_WITHOUT_MORE_FITS = ("candidate budget reached", "interrupted")
-#: The finalists stage's fits are estimated at this many times a typical candidate's (the baselines have
-#: every column, polishing starts from an optimum): what a time budget keeps back for them.
+#: The finalists stage's fits are estimated at this many times a fit of a candidate as large as the search's
+#: largest (the baselines have every column, polishing starts from an optimum): what a time budget keeps
+#: back for them.
 FINALIST_FIT_COST = 1.5
 
 
@@ -310,6 +312,7 @@ class SearchPipeline:
         budget = self.settings.time_budget
         self._deadline = None if budget is None else time.perf_counter() + budget
         self._seed = seed
+        self._finalists_reserve = self._reserve(model_fitter, grammar)
         exploration = self.explore(model_fitter, grammar, criterion, seed)
         result = exploration.result
         if result.stop_reason.startswith("time budget"):
@@ -339,32 +342,62 @@ class SearchPipeline:
             rows = np.sort(order[:EXPLORE_ROWS])
             fitter = model_fitter.sample_fitter(rows)
             result = run_search(fitter, X[rows], y[rows], grammar, self.settings, base_seed=seed,
-                                extra_initial=model_fitter.extra_initial, reserve=self._reserve(model_fitter, grammar))
+                                extra_initial=model_fitter.extra_initial, reserve=self._finalists_reserve)
             return Exploration(result, fitter, rows, order)
         fitter = model_fitter.candidate_fitter
         result = run_search(fitter, X, y, grammar, self.settings, base_seed=seed,
-                            extra_initial=model_fitter.extra_initial, reserve=self._reserve(model_fitter, grammar))
+                            extra_initial=model_fitter.extra_initial, reserve=self._finalists_reserve)
         return Exploration(result, fitter)
 
     def _reserve(self, model_fitter, grammar):
-        """``reserve(result)``: the seconds the finalists stage will take, from the search's typical fit so far."""
+        """``reserve(fit_seconds)``: the seconds the finalists stage will take, given the expected time of one
+        fit of a finalist-sized structure (the search's loop predicts it from its fits so far).
+
+        The stage's fits run ``n_jobs`` at a time, so each step costs its number of rounds. The full-effort
+        refits of finalists the search fitted cheaply are left out: they are made only when the time left
+        allows them (:meth:`_affordable_full_effort`), so a tight budget buys a deeper search instead.
+        """
         if self.settings.time_budget is None:
             return None
-        n_fits = len(model_fitter.baseline_structures(grammar))
+        rounds = self._rounds
+        n_baselines = len(model_fitter.baseline_structures(grammar))
+        n_polished = 0
         if not model_fitter.explore_fits_are_final:
-            n_fits += 1 if self.settings.selection == "criterion" else PREDICTIVE_FINALISTS
+            n_polished = 1 if self.settings.selection == "criterion" else PREDICTIVE_FINALISTS
+        n_rounds = rounds(n_baselines + n_polished)
         if self.settings.selection == "forecast":
-            # one refit on the start of the series per finalist; the trend variants' fits and refits
-            n_fits += PREDICTIVE_FINALISTS + 2 * TREND_VARIANT_PARENTS
-        n_rows = model_fitter.X.shape[0]
-        if with_effort(model_fitter.candidate_fitter, self.settings.explore_effort, n_rows).effort == "screened":
-            n_fits += SCREENED_FULL_EFFORT_FINALISTS * FULL_OVER_SCREENED_COST
+            # the trend variants' fits, then one refit on the start of the series per finalist
+            n_variants = 2 * TREND_VARIANT_PARENTS
+            n_rounds += rounds(n_variants) + rounds(PREDICTIVE_FINALISTS + n_variants + n_baselines)
 
-        def reserve(result):
-            times = [r.fit_time for r in result.records if r.status == OK]
-            return FINALIST_FIT_COST * n_fits * float(np.median(times)) if times else 0.0
+        def reserve(fit_seconds):
+            return FINALIST_FIT_COST * n_rounds * fit_seconds
 
         return reserve
+
+    def _rounds(self, n_fits):
+        """How many rounds of ``n_jobs`` parallel fits ``n_fits`` fits take."""
+        return math.ceil(n_fits / effective_n_jobs(self.settings.n_jobs))
+
+    def _affordable_full_effort(self, records, wanted, result):
+        """How many of the ``wanted`` best ``records`` the time left allows to refit with full effort (all
+        without a time budget): each costs ``FULL_OVER_SCREENED_COST`` times its cheap fit, ``n_jobs`` at a
+        time, and the rest of the finalists stage is kept back."""
+        cheap = [r for r in records[:wanted] if r.effort != "full"]
+        if self._deadline is None or not cheap:
+            return wanted
+        typical = float(np.median([r.fit_time for r in records]))
+        left = self._deadline - time.perf_counter() - self._finalists_reserve(typical)
+        affordable = 0
+        while affordable < len(cheap):
+            batch = cheap[: affordable + 1]
+            if FULL_OVER_SCREENED_COST * self._rounds(len(batch)) * max(r.fit_time for r in batch) > left:
+                break
+            affordable += 1
+        if affordable < len(cheap):
+            result.stop_reason += (f"; time budget: {len(cheap) - affordable} of the finalists kept their cheap fit "
+                                   "(no time for full effort)")
+        return records.index(cheap[affordable]) if affordable < len(cheap) else wanted
 
     def _full_effort(self, fitter, result, records, X, y, seed):
         """``records`` fitted by ``fitter`` (full effort), in parallel (replaced in ``result.records`` too).
@@ -420,6 +453,7 @@ class SearchPipeline:
             chosen.sort(key=lambda r: -r.criterion)
         # finalists get full effort: those the explore stage fitted cheaply are fitted again from their values
         n_full = SCREENED_FULL_EFFORT_FINALISTS if self.settings.explore_effort == "screened" else len(chosen)
+        n_full = self._affordable_full_effort(chosen, n_full, result)
         chosen = self._full_effort(model_fitter.candidate_fitter, result, chosen[:n_full], X, y, seed) + chosen[n_full:]
         if self.settings.selection == "forecast":
             chosen += self._trend_variants(model_fitter, result, chosen, grammar, seed)
@@ -485,15 +519,16 @@ class SearchPipeline:
         hints = {id(parent): fitter.start_hints(parent, X, y, grammar.period_columns(n_features),
                                                 grammar.change_columns(n_features))
                  for _, parent in jobs.values()}
-        records = Parallel(n_jobs=self.settings.n_jobs, prefer=self.settings.prefer)(
-            delayed(fitter)(variant, X, y, candidate_seed(seed, variant), parent.warm_state, hints[id(parent)])
-            for variant, parent in jobs.values())
-        for record, (_, parent) in zip(records, jobs.values()):
+        records = self._fit_in_parallel([
+            (fitter, (variant, X, y, candidate_seed(seed, variant), parent.warm_state, hints[id(parent)]))
+            for variant, parent in jobs.values()])
+        fitted = [(record, parent) for record, (_, parent) in zip(records, jobs.values()) if record is not None]
+        for record, parent in fitted:
             record.depth = None if parent.depth is None else parent.depth + 1
             record.parent = str(parent.structure)
             record.message = record.message or TREND_VARIANT_MESSAGE
             result.records.append(record)
-        return reused + [r for r in records if r.status == OK]
+        return reused + [record for record, _ in fitted if record.status == OK]
 
     def _finalists_by_halving(self, model_fitter, exploration, grammar, seed):
         result, rows, order = exploration.result, exploration.rows, exploration.order
@@ -584,10 +619,11 @@ class SearchPipeline:
         return outcome
 
     def _forecast_densities(self, model_fitter, records, seed):
-        """{id(record): log densities of the series' latest rows forecast from its earlier ones}, in parallel."""
-        parallel = Parallel(n_jobs=self.settings.n_jobs)
-        densities = parallel(delayed(model_fitter.forecast_log_density)(r, FORECAST_FRACTION, candidate_seed(seed, r.structure))
-                             for r in records)
+        """{id(record): log densities of the series' latest rows forecast from its earlier ones}, in parallel;
+        the records the time budget leaves no time for have none."""
+        densities = self._fit_in_parallel([(model_fitter.forecast_log_density,
+                                            (r, FORECAST_FRACTION, candidate_seed(seed, r.structure)))
+                                           for r in records])
         scored = {}
         for record, density in zip(records, densities):
             if density is not None and np.all(np.isfinite(density)):

@@ -28,7 +28,7 @@ from ..criteria import LogMarginalLikelihood, SelectionCriterion
 from ..grammar import Expr, Grammar
 from ..kernels import DataSummary, to_kernel
 from . import _pipeline
-from ._candidate_fitter import CandidateFitter
+from ._candidate_fitter import CandidateFitter, with_effort
 from ._diagnostics import MAD_TO_SD
 from ._exact_fitter import RegressionCandidateFitter
 from ._laplace_fitter import LaplaceCandidateFitter
@@ -203,12 +203,16 @@ class RegressionModelFitter:
         ``record``'s structure refitted on the earlier rows; None when that refit fails.
 
         The refit starts from the record's fitted values and the structured starts, without random
-        restarts (a finalist is already at an optimum on all rows). Densities are in the target's units.
+        restarts (a finalist is already at an optimum on all rows), and screens them on runs of the
+        earlier rows like the search's candidates (the "screened" effort, from ``SCREENED_FROM_ROWS``
+        rows on): measured on the 11 extrapolation series, every series selected a structure with the
+        same forecast as with the full effort, and the refits took 2-3x less time. Densities are in
+        the target's units.
         """
         order = np.argsort(self.X[:, 0], kind="stable")
         n_held = max(1, int(round(fraction * len(order))))
         earlier, later = order[:-n_held], order[-n_held:]
-        fitter = dataclasses.replace(self._exact, n_restarts=0)
+        fitter = with_effort(dataclasses.replace(self._exact, n_restarts=0), "screened", earlier.size)
         with single_threaded_blas():
             refitted = fitter(record.structure, self.X[earlier], self.y[earlier], seed)
             if not refitted.ok:

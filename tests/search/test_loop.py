@@ -1,13 +1,14 @@
 """The search loop, candidate records and progress callbacks, independent of any GP engine."""
 
 import dataclasses
+import time
 
 import numpy as np
 import pytest
 
 from skgpsearch import CompositionalGPRegressor, LevelReport, search_progress
 from skgpsearch._search._candidate_fitter import CandidateFitter
-from skgpsearch._search._loop import StructureSearch
+from skgpsearch._search._loop import StructureSearch, expected_fit_seconds
 from skgpsearch._search._records import SCREENED_OUT, CandidateRecord, ScreenScore, run_candidate
 from skgpsearch.grammar import CompositionalGrammar, parse
 from skgpsearch.kernels import DataSummary
@@ -70,6 +71,53 @@ def test_budgets_and_screening():
     # the screening's cost is every depth-2 candidate's: 3 evaluations of 10 rows each
     assert all(r.n_evaluations == 3 and r.evaluated_rows == 30 for r in depth_2)
     assert result.levels[1]["n_evaluations"] == 3 * len(depth_2)
+
+
+def _timed_search(monkeypatch, time_budget, **options):
+    """A search on a fake clock where a fit takes one second per base kernel, one fit at a time; returns the
+    result and the clock at its end."""
+    clock = [0.0]
+    monkeypatch.setattr(time, "perf_counter", lambda: clock[0])
+
+    def evaluate(candidates, deadline):
+        for candidate in candidates:
+            seconds = float(candidate.structure.n_base_kernels)
+            clock[0] += seconds
+            record = CandidateRecord(candidate.structure, criterion=float(len(str(candidate.structure))))
+            record.fit_time = seconds
+            yield record
+
+    search = StructureSearch(evaluate, lambda record: GRAMMAR.expand(record.structure, 1),
+                             initial=GRAMMAR.initial(1), max_depth=5, time_budget=time_budget, n_jobs=1, **options)
+    return search.run(), clock[0]
+
+
+def test_a_time_budget_sends_only_the_fits_predicted_to_end_within_it(monkeypatch):
+    # depth 1: three one-second fits; depth 2: two-second fits, predicted from depth 1's by size
+    result, end = _timed_search(monkeypatch, 10.5)
+    assert result.stop_reason == "time budget reached"
+    assert end <= 10.5
+    # it stopped because the next fit would not have ended in time, not before
+    assert end + 2.0 > 10.5 and sum(r.depth == 2 for r in result.records) == 3
+    # with a reserve for the finalists, a fit of size s counts 3 s of reserve: no two-kernel fit fits in 10.5 s
+    result, end = _timed_search(monkeypatch, 10.5, reserve=lambda fit_seconds: 3.0 * fit_seconds)
+    assert [r.depth for r in result.records] == [1, 1, 1] and end == 3.0
+    # the first level is fitted whatever the reserve, and the first fit whatever the budget
+    result, end = _timed_search(monkeypatch, 2.5, reserve=lambda fit_seconds: 100.0)
+    assert [r.depth for r in result.records] == [1, 1] and result.stop_reason == "time budget reached"
+    result, _ = _timed_search(monkeypatch, 1e-9)
+    assert len(result.records) == 1 and result.best is not None
+
+
+def test_expected_fit_seconds_scales_with_the_structure_size():
+    records = [CandidateRecord(parse(text), criterion=0.0) for text in ("SE(0)", "PER(0)", "SE(0) + PER(0)")]
+    for record, seconds in zip(records, (1.0, 3.0, 4.0)):
+        record.fit_time = seconds
+    assert expected_fit_seconds(1, records) == pytest.approx(2.0)
+    assert expected_fit_seconds(2, records) == pytest.approx(4.0)
+    assert expected_fit_seconds(4, records) == pytest.approx(8.0)  # from the two-kernel fits, doubled
+    assert expected_fit_seconds(1, records[2:]) == pytest.approx(2.0)  # no smaller fit: scaled down from the smallest
+    assert expected_fit_seconds(1, []) == 0.0
 
 
 def test_very_large_levels_are_cut_by_the_prescreen_before_the_cheap_score():

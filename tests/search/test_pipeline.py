@@ -364,23 +364,47 @@ def test_a_time_budget_keeps_back_what_the_finalists_need(monkeypatch):
     assert [name for name, _, _, _ in model_fitter.calls].count("baseline") == 2
     assert clock[0] <= 10.0 + 1.0
     assert [r.time_left for r in progress if isinstance(r, LevelReport)][0] == pytest.approx(10.0 - 3.0)
-    # after a screened exploration the best finalists' full-effort fits are kept back too, each as several fits
+
+
+def test_a_time_budget_makes_the_finalists_full_effort_refits_only_when_they_fit(monkeypatch):
+    # a fake clock: a screened fit takes one second, a full-effort fit FULL_OVER_SCREENED_COST seconds
     import skgpsearch._search._candidate_fitter as candidate_fitter_module
 
+    clock = [0.0]
+    monkeypatch.setattr(time, "perf_counter", lambda: clock[0])
     monkeypatch.setattr(candidate_fitter_module, "SCREENED_FROM_ROWS", 10)
     monkeypatch.setattr(_TableFitter, "full_effort_screens_from", 1000, raising=False)
+    full_cost = pipeline_module.FULL_OVER_SCREENED_COST
 
-    def explored(effort):
+    class _TimedFitter(_TableFitter):
+        def __call__(self, *args, **kwargs):
+            seconds = 1.0 if self.effort == "screened" else float(full_cost)
+            clock[0] += seconds
+            record = super().__call__(*args, **kwargs)
+            record.fit_time = seconds
+            return record
+
+    model_fitter = _TableModelFitter(40, lambda text, rows: float(len(text)))
+    model_fitter._fitter = lambda name, fail=False: _TimedFitter(model_fitter.table, name, model_fitter.calls, fail)
+
+    def run(time_budget):
         clock[0] = 0.0
         model_fitter.calls.clear()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
-            _pipeline(max_depth=5, time_budget=20.0, explore_effort=effort).run(model_fitter, GRAMMAR, BIC(), seed=0)
-        return [name for name, *_ in model_fitter.calls].count("explore" if effort == "full" else "explore/screened")
+            outcome = _pipeline(max_depth=2, time_budget=time_budget, explore_effort="screened").run(
+                model_fitter, GRAMMAR, BIC(), seed=0)
+        names = [name for name, *_ in model_fitter.calls]
+        return outcome, names.count("explore/screened"), names.count("explore"), clock[0]
 
-    kept_back = 1.5 * (2 + pipeline_module.SCREENED_FULL_EFFORT_FINALISTS * pipeline_module.FULL_OVER_SCREENED_COST)
-    assert 20.0 - 3.0 < kept_back  # more than the budget after depth 1's three one-second fits
-    assert explored("full") > 3 and explored("screened") == 3
+    # unbounded: the depth-1 and depth-2 candidates screened, the best finalist refitted with full effort
+    outcome, n_screened, n_full, end = run(None)
+    assert n_full == 1 and end == n_screened + full_cost
+    # a budget without room for the full-effort refit: the search goes as deep, and the refit is left out
+    outcome, n_screened_tight, n_full, end = run(n_screened + full_cost - 1.0)
+    assert n_full == 0 and n_screened_tight == n_screened and end <= n_screened + full_cost - 1.0
+    assert "no time for full effort" in outcome.search.stop_reason
+    assert outcome.selected[0].effort == "screened"
 
 
 def test_min_improvement_stops_on_small_gains():
