@@ -15,6 +15,7 @@ joblib workers (:class:`ParallelCandidateFits`, :func:`run_search`);
 from __future__ import annotations
 
 import dataclasses
+import math
 import time
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -36,6 +37,8 @@ __all__ = [
     "StructureSearch",
     "automatic_depth",
     "deadline_batches",
+    "expected_fit_seconds",
+    "fit_times",
     "merge_full_effort_refit",
     "run_search",
 ]
@@ -45,6 +48,9 @@ MAX_SEARCH_DEPTH = 10
 #: A level with more than this many times ``max_fits_per_depth`` candidates is first cut to that many by
 #: the fitter's ``prescreen`` (its starts next to the parent, evaluated once each, no optimisation).
 PRESCREEN_FACTOR = 2
+#: What a time budget expects a full-effort fit to cost, in fits of the explore stage's cheap efforts
+#: ("screened", "explore"): 3-8x, measured on the internet and births series (893-909 rows).
+FULL_EFFORT_COST = 8.0
 #: The columns of ``search_results_``, in order.
 RESULT_COLUMNS = ("structure", "depth", "parent", "criterion", "log_marginal_likelihood",
                   "n_hyperparameters", "fit_time", "n_evaluations", "evaluated_rows", "status", "message",
@@ -146,9 +152,11 @@ class StructureSearch:
         Raise ``ValueError`` when every candidate of the first level fails.
     depth_limit_reason : str, default="max_depth reached"
     reserve : callable or None
-        ``reserve(fit_seconds)`` -> seconds of ``time_budget`` to keep for
-        what follows the search (the finalists), given the expected time of
-        one fit of the largest structure evaluated so far. Before each batch
+        ``reserve(seconds_for, largest)`` -> seconds of ``time_budget`` to
+        keep for what follows the search (the finalists), given
+        ``seconds_for(n_base_kernels)``, the expected time of one fit of a
+        structure that size, and the size of the largest structure
+        evaluated so far. Before each batch
         of ``n_jobs`` fits the search predicts how long the batch will take
         (:func:`expected_fit_seconds`) and sends it only when it would end
         before the rest of the budget is spent, counting the reserve that
@@ -165,6 +173,10 @@ class StructureSearch:
         before the depth is ranked and expanded; a refit replaces its record
         when its evidence is at least as high.
     refine_per_level : int, default=2
+    refine_cost : float, default=1.0
+        How many explore fits one ``refine`` refit costs, for a time budget:
+        a level's refits are made only when they are predicted to end
+        within it (the finalists stage refits what they leave out).
     """
 
     def __init__(
@@ -187,13 +199,15 @@ class StructureSearch:
         depth_limit_reason: str = "max_depth reached",
         criterion_name: str = "criterion",
         feature_names: Sequence[str] | None = None,
-        reserve: Callable[[float], float] | None = None,
+        reserve: Callable[[Callable[[int], float], int], float] | None = None,
         min_improvement: float = 0.0,
         refine: Callable | None = None,
         refine_per_level: int = 2,
         n_jobs: int | None = None,
+        refine_cost: float = 1.0,
     ):
         self.n_jobs = n_jobs
+        self.refine_cost = refine_cost
         self.refine = refine
         self.refine_per_level = refine_per_level
         self.reserve = reserve
@@ -219,6 +233,7 @@ class StructureSearch:
     def run(self) -> SearchResult:
         result = SearchResult()
         self._seen = set()
+        self._fit_times = []
         self._start = time.perf_counter()
         best_score = -np.inf
         frontier = [(expr, None) for expr in self.initial]
@@ -349,8 +364,9 @@ class StructureSearch:
             return self.time_budget - elapsed
         sizes = [r.structure.n_base_kernels for r in result.records if r.status == OK]
         sizes += [c.structure.n_base_kernels for c in batch]
-        largest = max(sizes, default=1)
-        return self.time_budget - elapsed - self.reserve(expected_fit_seconds(largest, result.records))
+        fits = list(self._fit_times)
+        reserve = self.reserve(lambda n_base_kernels: expected_fit_seconds(n_base_kernels, fits), max(sizes, default=1))
+        return self.time_budget - elapsed - reserve
 
     def _evaluate_level(self, candidates, depth, result):
         """Evaluate a level; records are appended in candidate order as they arrive (kept on an interruption).
@@ -367,7 +383,7 @@ class StructureSearch:
             deadline = None
             if timed:
                 left = self._seconds_left(result, chunk, keep_reserve=depth > 1)
-                if result.records and expected_batch_seconds(chunk, result.records) > left:
+                if result.records and expected_batch_seconds(chunk, self._fit_times) > left:
                     result.stop_reason = "time budget reached"
                     break
                 deadline = time.perf_counter() + left
@@ -380,12 +396,15 @@ class StructureSearch:
                 record.parent_index = candidate.parent_index
                 result.records.append(record)
                 indices.append(len(result.records) - 1)
+                # the explore effort's own times (a full-effort refit of the level's best adds to its record's)
+                self._fit_times += fit_times([record])
         if timed and self._seconds_left(result) <= 0:
             result.stop_reason = "time budget reached"
         return indices
 
     def _refine_level(self, candidates, level, result):
-        """The level's best records fitted with the explore effort, fitted again with full effort."""
+        """The level's best records fitted with the explore effort, fitted again with full effort (under a time
+        budget, only when the refits are predicted to end within it, the finalists' reserve kept back)."""
         if self.refine is None or not level:
             return
         by_record = dict(zip(level, candidates))
@@ -393,6 +412,12 @@ class StructureSearch:
         chosen = [i for i in best[: self.refine_per_level] if result.records[i].effort != "full"]
         if not chosen:
             return
+        if self.time_budget is not None:
+            size = max(result.records[i].structure.n_base_kernels for i in chosen)
+            rounds = math.ceil(len(chosen) / effective_n_jobs(self.n_jobs))
+            seconds = rounds * self.refine_cost * expected_fit_seconds(size, self._fit_times)
+            if seconds > self._seconds_left(result):
+                return
         refits = self.refine([(by_record[i], result.records[i]) for i in chosen])
         for i, refit in zip(chosen, refits):
             result.records[i] = merge_full_effort_refit(result.records[i], refit)
@@ -468,18 +493,17 @@ def _plus(score: ScreenScore, earlier: ScreenScore | None) -> ScreenScore:
                        score.evaluated_rows + earlier.evaluated_rows)
 
 
-def expected_fit_seconds(n_base_kernels: int, records: Sequence[CandidateRecord], quantile: float = 50.0) -> float:
-    """The expected time of one fit of a structure with ``n_base_kernels`` base kernels, from the fits in
-    ``records``: the ``quantile`` of the times of fitted structures of that size, else of the nearest smaller
-    size (or the smallest) scaled in proportion to the size; 0 before any fit.
+def expected_fit_seconds(n_base_kernels: int, fits: Sequence[tuple[int, float]], quantile: float = 50.0) -> float:
+    """The expected time of one fit of a structure with ``n_base_kernels`` base kernels, from earlier
+    ``(n_base_kernels, seconds)`` fits of the same effort: the ``quantile`` of the times of that size, else of
+    the nearest smaller size (or the smallest) scaled in proportion to the size; 0 before any fit.
 
     Measured on 900-row series, a fit's time grows about in proportion to the structure's size (medians
     1.2, 2.4 and 4.0 s for 1, 2 and 3 base kernels).
     """
     times = {}
-    for record in records:
-        if record.status == OK and record.fit_time > 0:
-            times.setdefault(record.structure.n_base_kernels, []).append(record.fit_time)
+    for size, seconds in fits:
+        times.setdefault(size, []).append(seconds)
     if not times:
         return 0.0
     smaller = [size for size in times if size <= n_base_kernels]
@@ -487,10 +511,15 @@ def expected_fit_seconds(n_base_kernels: int, records: Sequence[CandidateRecord]
     return float(np.percentile(times[size], quantile)) * max(n_base_kernels, 1) / max(size, 1)
 
 
-def expected_batch_seconds(candidates: Sequence, records: Sequence[CandidateRecord]) -> float:
+def fit_times(records: Iterable[CandidateRecord]) -> list[tuple[int, float]]:
+    """``(n_base_kernels, fit_time)`` of the fitted ``records``, for :func:`expected_fit_seconds`."""
+    return [(r.structure.n_base_kernels, r.fit_time) for r in records if r.status == OK and r.fit_time > 0]
+
+
+def expected_batch_seconds(candidates: Sequence, fits: Sequence[tuple[int, float]]) -> float:
     """The expected time of fitting ``candidates`` at once: the slowest of them, each at the upper quartile of
     its size's fit times (a batch lasts as long as its slowest fit)."""
-    return max((expected_fit_seconds(c.structure.n_base_kernels, records, 75.0) for c in candidates), default=0.0)
+    return max((expected_fit_seconds(c.structure.n_base_kernels, fits, 75.0) for c in candidates), default=0.0)
 
 
 def deadline_batches(n_tasks: int, n_jobs: int | None, deadline: float | None) -> Iterator[slice]:
@@ -586,7 +615,7 @@ class SearchSettings:
 
 def run_search(fitter: CandidateFitter, X: np.ndarray, y: np.ndarray, grammar: Grammar, settings: SearchSettings, *,
                base_seed: int = 0, extra_initial: Sequence[Expr] = (),
-               reserve: Callable[[float], float] | None = None) -> SearchResult:
+               reserve: Callable[[Callable[[int], float], int], float] | None = None) -> SearchResult:
     """Search ``grammar`` with candidates fitted by ``fitter``; returns a :class:`SearchResult`.
 
     ``settings.max_depth=None`` gives :func:`automatic_depth`.
@@ -628,5 +657,6 @@ def run_search(fitter: CandidateFitter, X: np.ndarray, y: np.ndarray, grammar: G
         refine=fits.refine if settings.explore_effort == "explore" else None,
         refine_per_level=settings.refine_per_level,
         n_jobs=settings.n_jobs,
+        refine_cost=FULL_EFFORT_COST,
     )
     return search.run()

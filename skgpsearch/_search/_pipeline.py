@@ -92,16 +92,17 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 import numpy as np
+from joblib import effective_n_jobs
 from scipy.special import logsumexp
 from sklearn.exceptions import ConvergenceWarning
-from joblib import effective_n_jobs
 from sklearn.utils.parallel import Parallel, delayed
 
 from .._engine._linalg import NumericalError
 from ..criteria import SelectionCriterion
 from ..grammar import Expr, Grammar
 from ._candidate_fitter import CandidateFitter, with_effort
-from ._loop import SearchResult, SearchSettings, deadline_batches, merge_full_effort_refit, run_search
+from ._loop import (FULL_EFFORT_COST, SearchResult, SearchSettings, deadline_batches, expected_fit_seconds,
+                    fit_times, merge_full_effort_refit, run_search)
 from ._progress import ProgressCallback
 from ._records import OK, CandidateRecord, candidate_seed
 
@@ -176,9 +177,6 @@ EXPLORE_EFFORT = "explore"
 ONE_COLUMN_EXPLORE_EFFORT = "screened"
 REFINE_PER_LEVEL = 2
 SCREENED_FULL_EFFORT_FINALISTS = 2
-#: What a time budget expects each of those to cost: a full-effort fit costs this many typical screened fits
-#: (3-8x, measured on the internet and births series, 893-909 rows).
-FULL_OVER_SCREENED_COST = 8
 #: The rules of the select stage (see the module docstring).
 SELECTIONS = ("criterion", "loo", "stacking", "forecast")
 #: Stop reasons of the explore stage after which no finalist is fitted: the user's bounds hold. (A time budget
@@ -350,28 +348,37 @@ class SearchPipeline:
         return Exploration(result, fitter)
 
     def _reserve(self, model_fitter, grammar):
-        """``reserve(fit_seconds)``: the seconds the finalists stage will take, given the expected time of one
-        fit of a finalist-sized structure (the search's loop predicts it from its fits so far).
+        """``reserve(seconds_for, largest)``: the seconds the finalists stage will take, given the expected time
+        of an explore fit of a structure of each size and the size of the search's largest structure (the
+        search's loop predicts them from its fits so far).
 
-        The stage's fits run ``n_jobs`` at a time, so each step costs its number of rounds. The full-effort
-        refits of finalists the search fitted cheaply are left out: they are made only when the time left
-        allows them (:meth:`_affordable_full_effort`), so a tight budget buys a deeper search instead.
+        The stage's fits run ``n_jobs`` at a time, so each step costs its number of rounds. The baselines
+        are as large as they are, fitted with full effort. The full-effort refits of finalists the search
+        fitted cheaply are left out: they are made only when the time left allows them
+        (:meth:`_affordable_full_effort`), so a tight budget buys a deeper search instead.
         """
         if self.settings.time_budget is None:
             return None
         rounds = self._rounds
-        n_baselines = len(model_fitter.baseline_structures(grammar))
+        baselines = [s.n_base_kernels for s in model_fitter.baseline_structures(grammar)]
+        n_rows = model_fitter.X.shape[0]
+        cheap = with_effort(model_fitter.candidate_fitter, self.settings.explore_effort, n_rows).effort != "full"
+        full_cost = FULL_EFFORT_COST if cheap else 1.0
         n_polished = 0
         if not model_fitter.explore_fits_are_final:
             n_polished = 1 if self.settings.selection == "criterion" else PREDICTIVE_FINALISTS
-        n_rounds = rounds(n_baselines + n_polished)
-        if self.settings.selection == "forecast":
-            # the trend variants' fits, then one refit on the start of the series per finalist
-            n_variants = 2 * TREND_VARIANT_PARENTS
-            n_rounds += rounds(n_variants) + rounds(PREDICTIVE_FINALISTS + n_variants + n_baselines)
+        forecast = self.settings.selection == "forecast"
+        n_variants = 2 * TREND_VARIANT_PARENTS
 
-        def reserve(fit_seconds):
-            return FINALIST_FIT_COST * n_rounds * fit_seconds
+        def reserve(seconds_for, largest):
+            finalist = seconds_for(largest)
+            baseline = max((seconds_for(size) for size in baselines), default=0.0)
+            total = rounds(len(baselines)) * full_cost * baseline + rounds(n_polished) * finalist
+            if forecast:
+                # the trend variants' fits, then one refit on the start of the series per finalist
+                total += (rounds(n_variants) + rounds(PREDICTIVE_FINALISTS + n_variants)) * finalist
+                total += rounds(len(baselines)) * baseline
+            return FINALIST_FIT_COST * total
 
         return reserve
 
@@ -381,17 +388,20 @@ class SearchPipeline:
 
     def _affordable_full_effort(self, records, wanted, result):
         """How many of the ``wanted`` best ``records`` the time left allows to refit with full effort (all
-        without a time budget): each costs ``FULL_OVER_SCREENED_COST`` times its cheap fit, ``n_jobs`` at a
+        without a time budget): each costs ``FULL_EFFORT_COST`` times its cheap fit, ``n_jobs`` at a
         time, and the rest of the finalists stage is kept back."""
         cheap = [r for r in records[:wanted] if r.effort != "full"]
         if self._deadline is None or not cheap:
             return wanted
-        typical = float(np.median([r.fit_time for r in records]))
-        left = self._deadline - time.perf_counter() - self._finalists_reserve(typical)
+        # the search's fits at its own effort (a record refitted with full effort has both times)
+        fits = fit_times(r for r in result.records if r.effort == cheap[0].effort)
+        left = self._deadline - time.perf_counter() - self._finalists_reserve(
+            lambda n_base_kernels: expected_fit_seconds(n_base_kernels, fits),
+            max(r.structure.n_base_kernels for r in records))
         affordable = 0
         while affordable < len(cheap):
             batch = cheap[: affordable + 1]
-            if FULL_OVER_SCREENED_COST * self._rounds(len(batch)) * max(r.fit_time for r in batch) > left:
+            if FULL_EFFORT_COST * self._rounds(len(batch)) * max(r.fit_time for r in batch) > left:
                 break
             affordable += 1
         if affordable < len(cheap):

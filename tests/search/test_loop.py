@@ -8,8 +8,8 @@ import pytest
 
 from skgpsearch import CompositionalGPRegressor, LevelReport, search_progress
 from skgpsearch._search._candidate_fitter import CandidateFitter
-from skgpsearch._search._loop import StructureSearch, expected_fit_seconds
-from skgpsearch._search._records import SCREENED_OUT, CandidateRecord, ScreenScore, run_candidate
+from skgpsearch._search._loop import StructureSearch, expected_fit_seconds, fit_times
+from skgpsearch._search._records import FAILED, SCREENED_OUT, CandidateRecord, ScreenScore, run_candidate
 from skgpsearch.grammar import CompositionalGrammar, parse
 from skgpsearch.kernels import DataSummary
 
@@ -100,23 +100,26 @@ def test_a_time_budget_sends_only_the_fits_predicted_to_end_within_it(monkeypatc
     # it stopped because the next fit would not have ended in time, not before
     assert end + 2.0 > 10.5 and sum(r.depth == 2 for r in result.records) == 3
     # with a reserve for the finalists, a fit of size s counts 3 s of reserve: no two-kernel fit fits in 10.5 s
-    result, end = _timed_search(monkeypatch, 10.5, reserve=lambda fit_seconds: 3.0 * fit_seconds)
+    result, end = _timed_search(monkeypatch, 10.5, reserve=lambda seconds_for, largest: 3.0 * seconds_for(largest))
     assert [r.depth for r in result.records] == [1, 1, 1] and end == 3.0
     # the first level is fitted whatever the reserve, and the first fit whatever the budget
-    result, end = _timed_search(monkeypatch, 2.5, reserve=lambda fit_seconds: 100.0)
+    result, end = _timed_search(monkeypatch, 2.5, reserve=lambda seconds_for, largest: 100.0)
     assert [r.depth for r in result.records] == [1, 1] and result.stop_reason == "time budget reached"
     result, _ = _timed_search(monkeypatch, 1e-9)
     assert len(result.records) == 1 and result.best is not None
 
 
 def test_expected_fit_seconds_scales_with_the_structure_size():
-    records = [CandidateRecord(parse(text), criterion=0.0) for text in ("SE(0)", "PER(0)", "SE(0) + PER(0)")]
-    for record, seconds in zip(records, (1.0, 3.0, 4.0)):
+    records = [CandidateRecord(parse(text), criterion=0.0) for text in ("SE(0)", "PER(0)", "SE(0) + PER(0)", "LIN(0)")]
+    for record, seconds in zip(records, (1.0, 3.0, 4.0, 0.0)):
         record.fit_time = seconds
-    assert expected_fit_seconds(1, records) == pytest.approx(2.0)
-    assert expected_fit_seconds(2, records) == pytest.approx(4.0)
-    assert expected_fit_seconds(4, records) == pytest.approx(8.0)  # from the two-kernel fits, doubled
-    assert expected_fit_seconds(1, records[2:]) == pytest.approx(2.0)  # no smaller fit: scaled down from the smallest
+    records[3].status = FAILED
+    fits = fit_times(records)
+    assert fits == [(1, 1.0), (1, 3.0), (2, 4.0)]  # a failed fit does not count
+    assert expected_fit_seconds(1, fits) == pytest.approx(2.0)
+    assert expected_fit_seconds(2, fits) == pytest.approx(4.0)
+    assert expected_fit_seconds(4, fits) == pytest.approx(8.0)  # from the two-kernel fits, doubled
+    assert expected_fit_seconds(1, fits[2:]) == pytest.approx(2.0)  # no smaller fit: scaled down from the smallest
     assert expected_fit_seconds(1, []) == 0.0
 
 

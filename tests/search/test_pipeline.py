@@ -367,14 +367,14 @@ def test_a_time_budget_keeps_back_what_the_finalists_need(monkeypatch):
 
 
 def test_a_time_budget_makes_the_finalists_full_effort_refits_only_when_they_fit(monkeypatch):
-    # a fake clock: a screened fit takes one second, a full-effort fit FULL_OVER_SCREENED_COST seconds
+    # a fake clock: a screened fit takes one second, a full-effort fit FULL_EFFORT_COST seconds
     import skgpsearch._search._candidate_fitter as candidate_fitter_module
 
     clock = [0.0]
     monkeypatch.setattr(time, "perf_counter", lambda: clock[0])
     monkeypatch.setattr(candidate_fitter_module, "SCREENED_FROM_ROWS", 10)
     monkeypatch.setattr(_TableFitter, "full_effort_screens_from", 1000, raising=False)
-    full_cost = pipeline_module.FULL_OVER_SCREENED_COST
+    full_cost = pipeline_module.FULL_EFFORT_COST
 
     class _TimedFitter(_TableFitter):
         def __call__(self, *args, **kwargs):
@@ -405,6 +405,38 @@ def test_a_time_budget_makes_the_finalists_full_effort_refits_only_when_they_fit
     assert n_full == 0 and n_screened_tight == n_screened and end <= n_screened + full_cost - 1.0
     assert "no time for full effort" in outcome.search.stop_reason
     assert outcome.selected[0].effort == "screened"
+
+
+def test_a_time_budget_bounds_the_whole_search_with_large_baselines(monkeypatch):
+    # a fake clock: a fit takes one second per base kernel, FULL_EFFORT_COST times that with full effort;
+    # the explore stage fits cheaply and two three-kernel baselines are fitted with full effort at the end
+    clock = [0.0]
+    monkeypatch.setattr(time, "perf_counter", lambda: clock[0])
+    full_cost = pipeline_module.FULL_EFFORT_COST
+
+    class _TimedFitter(_TableFitter):
+        def __call__(self, expr, *args, **kwargs):
+            seconds = expr.n_base_kernels * (1.0 if self.effort == "explore" else float(full_cost))
+            clock[0] += seconds
+            record = super().__call__(expr, *args, **kwargs)
+            record.fit_time = seconds
+            return record
+
+    model_fitter = _TableModelFitter(40, lambda text, rows: float(len(text)),
+                                     baselines=["SE(0) * SE(1) * SE(2)", "SE(0) + SE(1) + SE(2)"])
+    model_fitter._fitter = lambda name, fail=False: _TimedFitter(model_fitter.table, name, model_fitter.calls, fail)
+    depths = []
+    for time_budget in (60.0, 90.0, 150.0, 400.0):
+        clock[0] = 0.0
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            outcome = _pipeline(max_depth=3, time_budget=time_budget, explore_effort="explore").run(
+                model_fitter, GRAMMAR, BIC(), seed=0)
+        assert clock[0] <= time_budget
+        assert sum(r.baseline for r in outcome.finalists) == 2
+        depths.append(max(r.depth for r in outcome.search.records if not r.baseline))
+    # more time, a deeper search; the largest budget is not binding
+    assert depths == sorted(depths) and depths[0] < depths[-1] == 3
 
 
 def test_min_improvement_stops_on_small_gains():
