@@ -125,7 +125,9 @@ class CompositionalGPClassifier(StructureSearchMixin, ClassifierMixin, BaseEstim
         13 (heart) it cost more than it saved.
     time_budget : float, default=None
         Budget in seconds per binary problem, finalists included: the search
-        stops expanding in time to fit them; a warning says where it stopped.
+        sends a batch of fits only when its predicted time ends before the
+        budget, less what the finalists will need (see the regressor's
+        ``time_budget``); a warning says where it stopped.
         The first problem's budget also pays for the warp decision (see
         ``warp_inputs``).
     n_jobs : int, default=None

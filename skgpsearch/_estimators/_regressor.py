@@ -109,9 +109,12 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
         Budget of candidate fits; the search stops with the best found so far.
     time_budget : float, default=None
         Budget in seconds of the whole fit, the warp decision included (see
-        ``warp_inputs``): the search stops expanding in time to fit the
-        finalists (estimated from its own fits), which are then fitted in
-        what is left; a warning says where it stopped.
+        ``warp_inputs``): the search sends a batch of fits only when its
+        predicted time (from its own fits of structures that size) ends
+        before the budget, less what the finalists will need; the finalists'
+        full-effort refits are made only when the time left allows them; a
+        warning says where it stopped. A prediction, not a guarantee: a fit
+        far slower than its predecessors can still overrun.
     n_jobs : int, default=None
         Candidates fitted in parallel (joblib; any joblib backend, including
         dask, through ``joblib.parallel_config``). ``None`` means 1.
