@@ -182,9 +182,8 @@ SELECTIONS = ("criterion", "loo", "stacking", "forecast")
 #: Stop reasons of the explore stage after which no finalist is fitted: the user's bounds hold. (A time budget
 #: keeps back what the finalists need, see SearchPipeline.explore: they are fitted in the time left.)
 STOPS_WITHOUT_MORE_FITS = ("candidate budget reached", "interrupted")
-#: The finalists stage's fits are estimated at this many times a fit of a candidate as large as the search's
-#: largest (the baselines have every column, polishing starts from an optimum): what a time budget keeps
-#: back for them.
+#: A margin on the finalists stage's modelled time (each fit at its structure's size and effort, in rounds
+#: of n_jobs), which a time budget keeps back: diabetes' two 10-column baselines took 1.4x their estimate.
 FINALIST_FIT_COST = 1.5
 
 
