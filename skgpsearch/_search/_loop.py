@@ -378,7 +378,7 @@ class StructureSearch:
         """
         indices = []
         timed = self.time_budget is not None
-        for batch in deadline_batches(len(candidates), self.n_jobs, 0.0 if timed else None):
+        for batch in deadline_batches(len(candidates), self.n_jobs, timed):
             chunk = candidates[batch]
             deadline = None
             if timed:
@@ -522,10 +522,10 @@ def expected_batch_seconds(candidates: Sequence, fits: Sequence[tuple[int, float
     return max((expected_fit_seconds(c.structure.n_base_kernels, fits, 75.0) for c in candidates), default=0.0)
 
 
-def deadline_batches(n_tasks: int, n_jobs: int | None, deadline: float | None) -> Iterator[slice]:
-    """Slices of ``range(n_tasks)`` to send to joblib: all at once without a deadline, else batches of
-    ``n_jobs`` so that the caller can check the deadline between them."""
-    size = max(1, n_tasks if deadline is None else effective_n_jobs(n_jobs))
+def deadline_batches(n_tasks: int, n_jobs: int | None, timed: bool) -> Iterator[slice]:
+    """Slices of ``range(n_tasks)`` to send to joblib: all at once when not ``timed``, else batches of
+    ``n_jobs`` so that the caller can check the time between them."""
+    size = max(1, effective_n_jobs(n_jobs) if timed else n_tasks)
     for first in range(0, n_tasks, size):
         yield slice(first, first + size)
 
@@ -552,7 +552,7 @@ class ParallelCandidateFits:
         return None if candidate.parent is None else candidate.parent.warm_state
 
     def __call__(self, candidates: list[Candidate], deadline: float | None = None) -> Iterator[CandidateRecord]:
-        for batch in deadline_batches(len(candidates), self.n_jobs, deadline):
+        for batch in deadline_batches(len(candidates), self.n_jobs, deadline is not None):
             chunk = candidates[batch]
             # a generator, so that the fits finished before an interruption are kept
             yield from Parallel(n_jobs=self.n_jobs, prefer=self.prefer, return_as="generator")(

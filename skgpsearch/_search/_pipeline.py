@@ -398,11 +398,10 @@ class SearchPipeline:
             lambda n_base_kernels: expected_fit_seconds(n_base_kernels, fits),
             max(r.structure.n_base_kernels for r in records))
         affordable = 0
-        while affordable < len(cheap):
-            batch = cheap[: affordable + 1]
-            if FULL_EFFORT_COST * self._rounds(len(batch)) * max(r.fit_time for r in batch) > left:
+        for count in range(1, len(cheap) + 1):
+            if FULL_EFFORT_COST * self._rounds(count) * max(r.fit_time for r in cheap[:count]) > left:
                 break
-            affordable += 1
+            affordable = count
         if affordable < len(cheap):
             result.stop_reason += (f"; time budget: {len(cheap) - affordable} of the finalists kept their cheap fit "
                                    "(no time for full effort)")
@@ -433,7 +432,7 @@ class SearchPipeline:
         budget ran out first (then the jobs go in batches of ``n_jobs`` and the budget is checked between them).
         """
         results = [None] * len(jobs)
-        for batch in deadline_batches(len(jobs), self.settings.n_jobs, self._deadline):
+        for batch in deadline_batches(len(jobs), self.settings.n_jobs, self._deadline is not None):
             if self._out_of_time():
                 break
             results[batch] = Parallel(n_jobs=self.settings.n_jobs, prefer=self.settings.prefer)(
