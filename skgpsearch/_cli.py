@@ -87,8 +87,12 @@ def _parser():
     discover.add_argument("--base-kernels", default=None, metavar="KINDS",
                           help="comma-separated base kernels, e.g. SE,PER,LIN (default: regression SE,RQ,PER,LIN "
                           "on one input column, SE on several; classification SE)")
-    discover.add_argument("--changepoints", action="store_true",
-                          help="regression: also search changepoints and change windows (CP, CW) on every column")
+    changes = discover.add_mutually_exclusive_group()
+    changes.add_argument("--changepoints", action="store_true",
+                         help="regression: search changepoints and change windows (CP, CW) on every column "
+                         "(default: on a series, one input column, only)")
+    changes.add_argument("--no-changepoints", action="store_true",
+                         help="regression: no changepoints or change windows, also on a series")
     discover.add_argument("--model-averaging", type=int, default=None, metavar="K",
                           help="regression: predict with the weighted mixture of the K best structures")
     discover.add_argument("--robust", action="store_true",
@@ -222,19 +226,17 @@ def _discover(args):
         params["max_depth"] = args.max_depth
     if args.base_kernels:
         params["base_kernels"] = tuple(k.strip() for k in args.base_kernels.split(",") if k.strip())
-    if (args.changepoints or args.robust or args.model_averaging is not None) and task != "regression":
-        raise UsageError("--changepoints, --robust and --model-averaging apply to regression only.")
+    if (args.changepoints or args.no_changepoints or args.robust or args.model_averaging is not None) \
+            and task != "regression":
+        raise UsageError("--changepoints, --no-changepoints, --robust and --model-averaging apply to regression only.")
     if args.robust:
         params["likelihood"] = "student_t"
     if args.model_averaging is not None:
         if args.model_averaging < 1:
             raise UsageError(f"--model-averaging must be at least 1, got {args.model_averaging}.")
         params["model_averaging"] = args.model_averaging
-    if args.changepoints:
-        from .grammar import CompositionalGrammar, default_base_kernels
-
-        kinds = params.pop("base_kernels", None) or default_base_kernels("regression", len(features))
-        params["grammar"] = CompositionalGrammar(kinds, change_operators=("CP", "CW"))
+    if args.changepoints or args.no_changepoints:
+        params["change_operators"] = ("CP", "CW") if args.changepoints else None
     model = estimator_class(**params)
     X = _frame(X, features)
     print(f"{args.data}: {len(y)} rows, {len(features)} feature{'s' if len(features) != 1 else ''}; "

@@ -88,6 +88,11 @@ def test_discover_with_changepoints_and_model_averaging(tmp_path, capsys):
     assert code == 0, err
     chosen = re.search(r"Chosen structure: (.*)", out).group(1)
     assert chosen.startswith(("CP(year", "CW(year")), chosen  # a step is a change, not a smooth trend
+    code, out, err = run(capsys, "discover", path, "--target", "y", "--max-depth", "2", "--base-kernels", "SE",
+                         "--no-changepoints", "--no-compare", "--quiet")
+    assert code == 0, err
+    chosen = re.search(r"Chosen structure: (.*)", out).group(1)
+    assert "CP(" not in chosen and "CW(" not in chosen, chosen
 
 
 @pytest.mark.slow
@@ -151,6 +156,7 @@ def test_integer_targets_with_few_values_are_classes(tmp_path, capsys):
          "applies to regression only"),
         ("x,y\n1,a\n2,b\n3,a\n4,b\n5,a\n6,b\n", ["--target", "y", "--changepoints"], "regression only"),
         ("x,y\n1,a\n2,b\n3,a\n4,b\n5,a\n6,b\n", ["--target", "y", "--robust"], "regression only"),
+        ("x,y\n1,a\n2,b\n3,a\n4,b\n5,a\n6,b\n", ["--target", "y", "--no-changepoints"], "regression only"),
         ("x,y\n1,2.5\n2,3.1\n3,4.7\n4,5.2\n5,6.9\n6,7.3\n", ["--target", "y", "--model-averaging", "0"],
          "--model-averaging must be at least 1"),
         # one malformed number must not turn a regression into a classification with a class per row

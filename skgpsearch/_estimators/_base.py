@@ -205,13 +205,15 @@ class StructureSearchMixin:
         if self.n_jobs == 0:
             raise ValueError("n_jobs == 0 has no meaning; use None or 1 for sequential fits, -1 for all cores.")
 
-    def _grammar(self, n_features: int) -> Grammar:
+    def _grammar(self, n_features: int, change_operators: tuple[str, ...] | None = None) -> Grammar:
         """The grammar: the instance given, or the named one over ``base_kernels``.
 
         ``base_kernels="auto"`` takes the task's defaults for ``n_features``
         columns (:func:`skgpsearch.grammar.default_base_kernels`). A Grammar
-        instance brings its own base kernels; ``base_kernels`` set to other than
-        the estimator's default are ignored next to one, with a warning.
+        instance brings its own base kernels and change operators; options set
+        to other than the estimator's defaults are ignored next to one, with a
+        warning. ``change_operators`` (the regressor's, resolved): passed to a
+        named grammar, which must take them; None or empty: none.
         """
         auto = isinstance(self.base_kernels, str) and self.base_kernels == "auto"
         names = default_base_kernels(self._task, n_features) if auto else base_kernel_names(self.base_kernels)
@@ -223,8 +225,24 @@ class StructureSearchMixin:
                     "own base_kernels instead.",
                     UserWarning,
                 )
+            explicit = getattr(self, "change_operators", "auto")
+            if not (isinstance(explicit, str) and explicit == "auto"):
+                warnings.warn(
+                    "change_operators is ignored when grammar is a Grammar instance; set the grammar's "
+                    "own change_operators instead.",
+                    UserWarning,
+                )
             return self.grammar
-        return get_grammar(self.grammar, base_kernels=names)
+        if not change_operators:
+            return get_grammar(self.grammar, base_kernels=names)
+        if not get_grammar(self.grammar).takes_change_operators:
+            raise ValueError(
+                f"change_operators={tuple(change_operators)!r} needs grammar='compositional'; the "
+                f"{self.grammar!r} grammar has no change operators. Use change_operators=None or 'auto'."
+            )
+        grammar = get_grammar(self.grammar, base_kernels=names, change_operators=tuple(change_operators))
+        grammar._operators()  # unknown names: a ValueError now, not deep inside the search
+        return grammar
 
     def _criterion(self) -> SelectionCriterion:
         """The criterion object (a callable is wrapped), checked against the estimator's task."""

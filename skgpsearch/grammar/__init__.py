@@ -10,6 +10,7 @@ from __future__ import annotations
 from ._expr import CHANGE_OPERATORS, Base, Change, Expr, Product, Sum, add, multiply
 from ._grammars import (
     CompositionalGrammar,
+    SERIES_CHANGE_OPERATORS,
     FixedStructureGrammar,
     Grammar,
     SumOfProductsGrammar,
@@ -32,6 +33,7 @@ __all__ = [
     "KINDS",
     "KernelKind",
     "Product",
+    "SERIES_CHANGE_OPERATORS",
     "Sum",
     "SumOfProductsGrammar",
     "add",

@@ -61,6 +61,9 @@ class Grammar:
     #: estimators then fit it as it is, without their extra candidates or rejection of degenerate optima.
     single_structure = False
 
+    #: True for a grammar that takes ``change_operators`` (the changepoint and change-window operators).
+    takes_change_operators = False
+
     def __init__(
         self,
         base_kernels: Sequence[str] | None = None,
@@ -286,6 +289,7 @@ class CompositionalGrammar(Grammar):
     ['LIN(0)', 'SE(0) * LIN(0)', 'SE(0) + LIN(0)', 'SE(0) + SE(0)']
     """
 
+    takes_change_operators = True
     default_base_kernels = ("SE", "RQ", "PER", "LIN")
 
     def __init__(
@@ -467,6 +471,11 @@ _GRAMMARS = {
 #: PER or RQ on every column multiplied the candidates and predicted worse, and LIN products,
 #: polynomials, extrapolated without bound to a test row beyond the training range (cpus, one fold:
 #: SMSE 2.0 against 0.22 with SE alone).
+#: The change operators a regressor's compositional search uses on a series by default (its
+#: ``change_operators="auto"``): on the 11 shared extrapolation series they improved call-centre (a level
+#: drop; RMSE 160 to 44), wages and solar, made sulphuric worse and left seven unchanged, for 1.6x the time.
+SERIES_CHANGE_OPERATORS = ("CP", "CW")
+
 TASK_DEFAULTS = {
     "regression": {"grammar": "compositional", "base_kernels": ("SE", "RQ", "PER", "LIN", "WN"),
                    "tabular_base_kernels": ("SE",)},

@@ -77,7 +77,7 @@ def describe(estimator: Any, feature_names: Sequence[str] | None = None, target_
     - Caution: the noise variance is at its lower bound: the model may be interpolating noise. For
       predictions: they reproduce the training rows and may wiggle between them, ... it is expected.
     <BLANKLINE>
-    The greedy search compared 6 candidate structures up to depth 2 (max_depth=2) under the
+    The greedy search compared ... candidate structures up to depth 2 (max_depth=2) under the
     criterion bic and stopped: max_depth reached.
     <BLANKLINE>
     The final model was chosen among ... finalists by how well each, refitted on the first 85 % of

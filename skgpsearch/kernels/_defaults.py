@@ -83,12 +83,16 @@ def change_defaults(operator: str, column: int, summary: DataSummary) -> dict[st
     name      initial value                        bounds
     ========  ===================================  ====================================
     location  the middle of the range              [a, b]
-    width     r / 20                               [h / 10, r]
+    width     r / 20                               [h / 10, r / 8]
     duration  r / 4 (CW)                           [2 h, r]
     ========  ===================================  ====================================
 
     A transition narrower than a tenth of the spacing is a step between two
-    samples: its exact width cannot be told from the data.
+    samples: its exact width cannot be told from the data. One wider than an
+    eighth of the span (its 10-90 % rise takes 4.4 widths) is no change but a
+    sigmoid trend, which flattens beyond the data: with the span as bound, Mauna
+    Loa's CO2 chose ``PER + CP(RQ, C)`` with a width of 0.44 of the span, a
+    rising level that the forecast saturated.
 
     Parameters
     ----------
@@ -108,5 +112,5 @@ def change_defaults(operator: str, column: int, summary: DataSummary) -> dict[st
     out = {"location": (0.5 * (low + high), (low, high if high > low else low + span))}
     if operator == "CW":
         out["duration"] = _inside(span / 4.0, min(2.0 * gap, span / 8.0), span)
-    out["width"] = _inside(span / 20.0, min(gap / 10.0, span / 200.0), span)
+    out["width"] = _inside(span / 20.0, min(gap / 10.0, span / 200.0), span / 8.0)
     return out

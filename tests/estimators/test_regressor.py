@@ -337,6 +337,44 @@ def test_automatic_base_kernels_depend_on_the_columns(additive_interaction_data)
         explicit.set_params(grammar=SumOfProductsGrammar()).fit(X[:40], y[:40])
 
 
+def test_the_series_default_searches_change_operators_and_finds_a_level_change():
+    # a level that drops by 3 at t = 6 of 10 (90 points): a change, not a smooth trend
+    rng = np.random.default_rng(3)
+    t = np.linspace(0.0, 10.0, 90)
+    y = np.where(t > 6.0, -3.0, 0.0) + 0.1 * rng.normal(size=t.size)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = CompositionalGPRegressor(max_depth=2, random_state=0).fit(t[:, np.newaxis], y)
+        plain = CompositionalGPRegressor(max_depth=2, random_state=0, change_operators=None).fit(t[:, np.newaxis], y)
+    changes = lambda m: [s for s in m.search_results_["structure"] if s.startswith(("CP(", "CW("))]
+    assert changes(model) and not changes(plain)
+    assert str(model.structure_).startswith(("CP(", "CW(")), model.structure_
+    locations = [v for k, v in model.kernel_.get_params().items() if k.endswith("location")]
+    assert any(abs(location - 6.0) < 1.0 for location in locations), locations
+    mean = model.predict(np.array([[5.0], [7.0]]))
+    assert mean[0] - mean[1] == pytest.approx(3.0, abs=0.3)
+
+
+def test_change_operators_apply_to_a_table_only_when_asked(additive_interaction_data):
+    X, y = additive_interaction_data
+    changes = lambda m: [s for s in m.search_results_["structure"] if "CP(" in s or "CW(" in s]
+    table = CompositionalGPRegressor(max_depth=2, n_restarts=0, random_state=0, max_fits_per_depth=4)
+    assert not changes(table.fit(X[:40], y[:40]))
+    asked = table.set_params(change_operators=["CP"]).fit(X[:40], y[:40])
+    assert changes(asked) and not [s for s in changes(asked) if "CW(" in s]
+
+
+def test_change_operators_that_cannot_apply_are_refused_or_warned():
+    X = np.linspace(0.0, 5.0, 30)[:, np.newaxis]
+    y = np.sin(X[:, 0])
+    with pytest.raises(ValueError, match="needs grammar='compositional'"):
+        cheap(grammar="sum_of_products", change_operators=["CP"]).fit(X, y)
+    with pytest.raises(ValueError, match="Unknown change operator 'XY'"):
+        cheap(change_operators=["XY"]).fit(X, y)
+    with pytest.warns(UserWarning, match="change_operators is ignored"):
+        cheap(max_depth=1, grammar=CompositionalGrammar(["SE"]), change_operators=None).fit(X, y)
+
+
 # -- bad input ------------------------------------------------------------------------------
 
 
