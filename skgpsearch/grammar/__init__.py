@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from ._expr import CHANGE_OPERATORS, Base, Change, Expr, Product, Sum, add, multiply
 from ._grammars import (
-    CompositionalGrammar,
     SERIES_CHANGE_OPERATORS,
+    CompositionalGrammar,
     FixedStructureGrammar,
     Grammar,
     SumOfProductsGrammar,
