@@ -64,7 +64,8 @@ def run_series(name, args):
     operators = args.change_operators
     operators = "auto" if operators == ["auto"] else None if operators in ([], ["none"]) else operators
     model = CompositionalGPRegressor(
-        base_kernels=args.base_kernels, change_operators=operators, max_depth=args.max_depth, n_restarts=args.n_restarts, random_state=args.seed,
+        base_kernels=args.base_kernels, change_operators=operators, max_depth=args.max_depth,
+        n_restarts=args.n_restarts, random_state=args.seed,
         n_jobs=args.n_jobs, model_averaging=args.model_averaging, selection=args.selection,
     )
     start = time.perf_counter()
@@ -151,7 +152,8 @@ def main():
           + ", ".join(f"{m} {np.median(v):.2f}" for m, v in relative.items()))
     print(f"better than ABCD on {wins}/{len(rows)} series (goal: >= 8 of 11, median <= 1.00); "
           f"median series {np.median([r['seconds'] for r in rows]):.1f} s (goal: < 60 s), "
-          f"slowest {max(r['seconds'] for r in rows):.1f} s (goal: < 240 s), total {sum(r['seconds'] for r in rows):.1f} s")
+          f"slowest {max(r['seconds'] for r in rows):.1f} s (goal: < 240 s), "
+          f"total {sum(r['seconds'] for r in rows):.1f} s")
     if args.model_averaging:
         print()
         print(f"Model averaging (model_averaging={args.model_averaging}), same fits:")

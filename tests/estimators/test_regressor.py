@@ -345,7 +345,8 @@ def test_the_series_default_searches_change_operators_and_finds_a_level_change()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         model = CompositionalGPRegressor(max_depth=2, random_state=0).fit(t[:, np.newaxis], y)
-        plain = CompositionalGPRegressor(max_depth=2, random_state=0, change_operators=None).fit(t[:, np.newaxis], y)
+        plain = CompositionalGPRegressor(max_depth=2, random_state=0, change_operators=None)
+        plain.fit(t[:, np.newaxis], y)
     changes = lambda m: [s for s in m.search_results_["structure"] if s.startswith(("CP(", "CW("))]
     assert changes(model) and not changes(plain)
     assert str(model.structure_).startswith(("CP(", "CW(")), model.structure_
