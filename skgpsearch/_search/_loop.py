@@ -40,6 +40,7 @@ __all__ = [
     "expected_fit_seconds",
     "fit_times",
     "merge_full_effort_refit",
+    "parallel_rounds",
     "run_search",
 ]
 
@@ -414,7 +415,7 @@ class StructureSearch:
             return
         if self.time_budget is not None:
             size = max(result.records[i].structure.n_base_kernels for i in chosen)
-            rounds = math.ceil(len(chosen) / effective_n_jobs(self.n_jobs))
+            rounds = parallel_rounds(len(chosen), self.n_jobs)
             seconds = rounds * self.refine_cost * expected_fit_seconds(size, self._fit_times)
             if seconds > self._seconds_left(result):
                 return
@@ -520,6 +521,11 @@ def expected_batch_seconds(candidates: Sequence, fits: Sequence[tuple[int, float
     """The expected time of fitting ``candidates`` at once: the slowest of them, each at the upper quartile of
     its size's fit times (a batch lasts as long as its slowest fit)."""
     return max((expected_fit_seconds(c.structure.n_base_kernels, fits, 75.0) for c in candidates), default=0.0)
+
+
+def parallel_rounds(n_fits: int, n_jobs: int | None) -> int:
+    """How many rounds of ``n_jobs`` parallel fits ``n_fits`` fits take."""
+    return math.ceil(n_fits / effective_n_jobs(n_jobs))
 
 
 def deadline_batches(n_tasks: int, n_jobs: int | None, timed: bool) -> Iterator[slice]:

@@ -92,7 +92,6 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 import numpy as np
-from joblib import effective_n_jobs
 from scipy.special import logsumexp
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.parallel import Parallel, delayed
@@ -102,7 +101,7 @@ from ..criteria import SelectionCriterion
 from ..grammar import Expr, Grammar
 from ._candidate_fitter import CandidateFitter, with_effort
 from ._loop import (FULL_EFFORT_COST, SearchResult, SearchSettings, deadline_batches, expected_fit_seconds,
-                    fit_times, merge_full_effort_refit, run_search)
+                    fit_times, merge_full_effort_refit, parallel_rounds, run_search)
 from ._progress import ProgressCallback
 from ._records import OK, CandidateRecord, candidate_seed
 
@@ -382,8 +381,7 @@ class SearchPipeline:
         return reserve
 
     def _rounds(self, n_fits):
-        """How many rounds of ``n_jobs`` parallel fits ``n_fits`` fits take."""
-        return math.ceil(n_fits / effective_n_jobs(self.settings.n_jobs))
+        return parallel_rounds(n_fits, self.settings.n_jobs)
 
     def _affordable_full_effort(self, records, wanted, result):
         """How many of the ``wanted`` best ``records`` the time left allows to refit with full effort (all
