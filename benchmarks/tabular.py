@@ -23,6 +23,10 @@ Methods
   * "stacking-2se": stacking where its leave-one-out log score beats the criterion's choice by
     more than two standard errors of the per-row differences, else the criterion's choice
     (measured from wine on; not a rule of the estimators);
+  * "stacking-aic": stacking of the leave-one-out densities discounted by k / n nats per row for a
+    finalist with k hyperparameters: they were fitted on the rows they predict, and AIC's argument
+    puts that optimism at about k nats in all (measured from 2026-11-28 on; not a rule of the
+    estimators);
   * "pseudo-bma": the mixture weighted by exp(leave-one-out log density);
   * "bma": the mixture weighted by exp(criterion).
 - sklearn GP ARD: scikit-learn's GaussianProcessClassifier / Regressor with one ARD RBF kernel
@@ -73,7 +77,8 @@ RESULTS = Path(__file__).resolve().parent / "results" / "tabular.json"
 N_FOLDS = 10
 CLASSIFICATION = ["breast449", "pima", "liver", "heart_cleveland", "breast_cancer", "wine"]
 REGRESSION = ["auto_mpg", "cpus", "mcycle", "diabetes"]
-RULES = ["today", "criterion", "map", "loo", "stacking", "stacking-clear", "stacking-2se", "pseudo-bma", "bma"]
+RULES = ["today", "criterion", "map", "loo", "stacking", "stacking-clear", "stacking-2se", "stacking-aic", "pseudo-bma",
+         "bma"]
 
 
 def load(name):
@@ -185,6 +190,12 @@ def rule_weights(model_fitter, outcome):
             gain = mixture - densities[:, [r is chosen for r in scored].index(True)]
             clear = gain.sum() > 2.0 * math.sqrt(gain.size) * gain.std()
             out["stacking-2se"] = out["stacking"] if clear else out["criterion"]
+        # stacking of leave-one-out densities discounted by the optimism of hyperparameters fitted on the same
+        # rows: k / n nats per row for k hyperparameters (AIC's correction, spread over the rows)
+        n_rows = densities.shape[0]
+        optimism = np.array([(r.n_hyperparameters or 0) / n_rows for r in scored])
+        w = stacking_weights(densities - optimism)
+        out["stacking-aic"] = [(r, float(x)) for r, x in zip(scored, w) if x >= 1e-6 * w.max()]
         # the default: stacking of the baselines and the structures that clearly beat the best baseline
         margin = model_fitter.baseline_margin_se
         kept = scored if margin is None else _clear_of_the_baselines(

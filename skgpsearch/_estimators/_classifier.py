@@ -110,8 +110,8 @@ class CompositionalGPClassifier(StructureSearchMixin, ClassifierMixin, BaseEstim
         -- are fitted on all the rows and replace the chosen structure when
         they score higher under the criterion, so the search never ends below
         them. Listed in ``search_results_`` (depth 1, message "baseline").
-        Only for grammars that offer them (per-column SE kernels, two or more
-        columns).
+        Only for grammars that offer them (per-column SE kernels); on one
+        column the two are the one SE kernel.
     max_candidates : int, default=None
         Budget of candidate fits per binary problem.
     max_fits_per_depth : int, "auto" or None, default="auto"

@@ -182,10 +182,11 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
         Inducing inputs of the sparse approximation (at most the number of
         distinct rows).
     baseline_models : bool, default=True
-        With two or more columns, the two standard models -- one ARD kernel
-        (an SE over all columns, one lengthscale each) and the additive
-        kernel (one SE per column) -- are fitted after the search and compete
-        with its structures as finalists (they add no children to the search).
+        The two standard models -- one ARD kernel (an SE over all columns,
+        one lengthscale each) and the additive kernel (one SE per column),
+        on one column the one SE kernel -- are fitted after the search and
+        compete with its structures as finalists (they add no children to
+        the search).
     selection : {"auto", "criterion", "loo", "stacking", "forecast"}, default="auto"
         How the final model is chosen among the finalists (the search's best
         structures, the best of each depth and the baselines): by the search

@@ -174,12 +174,15 @@ class Grammar:
     def standard_structures(self, n_features: int) -> list[Expr]:
         """The ARD product and the additive sum of per-column SE kernels, whatever ``baselines`` says.
 
-        Empty when fewer than two columns admit SE or the size restrictions exclude them.
+        On one column the two coincide: the one SE kernel. Empty when no
+        column admits SE or the size restrictions exclude them.
         """
         columns = [b.columns[0] for b in self.base_set(n_features) if b.name == BASELINE_KIND]
-        if len(columns) < 2:
+        if not columns:
             return []
         ses = [Base(BASELINE_KIND, c) for c in columns]
+        if len(ses) == 1:
+            return [e for e in ses if self.admits(e)]
         return [e for e in (multiply(*ses), add(*ses)) if self.admits(e)]
 
     def trend_variants(self, expr: Expr, n_features: int) -> list[Expr]:

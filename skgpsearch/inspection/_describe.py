@@ -18,7 +18,7 @@ from scipy.stats import t as student_t
 
 from .._search._diagnostics import advice_for
 from .._search._pipeline import COMPOSITE_MARGIN_SE, FORECAST_FRACTION, TREND_VARIANT_MESSAGE
-from ..grammar import Base, Change, Expr, Product, parse
+from ..grammar import Base, Change, Expr, Product, Sum, parse
 from ._decompose import decompose, feature_names_of, gp_training_inputs, position
 from ._views import ClassificationView, explanation_view
 
@@ -209,8 +209,11 @@ def _finalist_text(estimator, names, n_rows, chosen, target_class=None):
     if table["baseline"][chosen_row]:
         composite = [i for i in rows if not table["baseline"][i]]
         what = ("One ARD kernel (an SE over all columns, one lengthscale each)" if isinstance(chosen, Product)
-                else "The additive kernel (one SE per column)")
-        if composite and table["weight"][chosen_row] < 1.0:
+                else "The additive kernel (one SE per column)" if isinstance(chosen, Sum)
+                else "The plain smooth model (one SE kernel)")
+        if composite and forecast:
+            lines.append(f"{what} forecast the series' end better than every composite structure of the search.")
+        elif composite and table["weight"][chosen_row] < 1.0:
             lines.append(f"{what} carries the largest weight in the stacked prediction, above every composite "
                          "structure of the search.")
         elif composite and held_back:

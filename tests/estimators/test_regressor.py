@@ -698,6 +698,21 @@ def test_selection_rules_and_their_errors(interaction_fit):
     assert sum(w > 0 for w in stacked.finalists_["weight"]) == len(stacked.model_weights_)
 
 
+def test_on_one_column_the_se_baseline_competes_as_a_finalist():
+    # a cycle: the search's best structures are all periodic, so SE alone is a finalist only as the baseline
+    rng = np.random.default_rng(1)
+    X = np.linspace(0, 8, 64)[:, None]
+    y = np.sin(2 * np.pi * X[:, 0]) + 0.1 * rng.normal(size=64)
+    model = CompositionalGPRegressor(base_kernels=("SE", "PER", "LIN"), max_depth=2, n_restarts=0,
+                                     random_state=0).fit(X, y)
+    table = model.finalists_
+    assert table["structure"].count("SE(0)") == 1
+    row = table["structure"].index("SE(0)")
+    assert table["baseline"][row] and table["forecast_log_density"][row] is not None
+    # judged like the others: it forecasts the cycle worse than the chosen structure
+    assert table["forecast_log_density"][row] < table["forecast_log_density"][table["weight"].index(1.0)]
+
+
 def test_series_finalists_gain_linear_trends_that_forecast_the_rise():
     # a cycle on a rising line, searched one level deep: no base kernel alone forecasts it
     rng = np.random.default_rng(0)

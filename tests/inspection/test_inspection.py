@@ -550,6 +550,17 @@ def test_finalist_text_says_when_a_baseline_wins(weights, sentence):
     assert "One ARD kernel" not in _finalist_text(SimpleNamespace(finalists_=table), ["a", "b"], 40, ard)
 
 
+def test_finalist_text_names_the_one_column_baseline_that_forecast_best():
+    se = parse("SE(0)")
+    table = {"structure": ["SE(0)", "PER(0) + LIN(0)"], "criterion": [-30.0, -20.0],
+             "loo_log_density": [None, None], "forecast_log_density": [-5.0, -9.0], "weight": [1.0, 0.0],
+             "baseline": [True, False]}
+    text = _finalist_text(SimpleNamespace(finalists_=table), ["t"], 60, se)
+    assert "forecasts its last 9 rows" in text
+    assert "The plain smooth model (one SE kernel) forecast the series' end better than every composite" in text
+    assert "ARD" not in text and "additive" not in text
+
+
 def test_noise_that_grows_along_the_input_is_decomposed_and_described():
     rng = np.random.default_rng(0)
     x = np.sort(rng.uniform(1.0, 10.0, 120))[:, np.newaxis]
