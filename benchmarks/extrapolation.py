@@ -65,7 +65,7 @@ def run_series(name, args):
     operators = "auto" if operators == ["auto"] else None if operators in ([], ["none"]) else operators
     model = CompositionalGPRegressor(
         base_kernels=args.base_kernels, change_operators=operators, max_depth=args.max_depth,
-        n_restarts=args.n_restarts, random_state=args.seed,
+        n_restarts=args.n_restarts, max_fits_per_depth=args.max_fits_per_depth, random_state=args.seed,
         n_jobs=args.n_jobs, model_averaging=args.model_averaging, selection=args.selection,
     )
     start = time.perf_counter()
@@ -109,6 +109,8 @@ def main():
                         help="the regressor's change_operators (default: auto, which is CP and CW on a series)")
     parser.add_argument("--max-depth", type=int, default=None)
     parser.add_argument("--n-restarts", type=int, default=2)
+    parser.add_argument("--max-fits-per-depth", type=int, default=32,
+                        help="the regressor's max_fits_per_depth (default: its default, 32)")
     parser.add_argument("--model-averaging", type=int, default=None, metavar="K")
     parser.add_argument("--selection", default="auto", choices=["auto", "criterion", "loo", "stacking", "forecast"],
                         help="the select stage's rule (default: auto, which is 'forecast' on a series)")
@@ -128,7 +130,8 @@ def main():
     print()
     print("Extrapolation (train on the first 90 %, forecast the last 10 %); ours: CompositionalGPRegressor("
           f"base kernels {'/'.join(args.base_kernels)}, change operators {' '.join(args.change_operators) or 'none'}, "
-          f"max_depth={args.max_depth}, n_restarts={args.n_restarts}, selection={args.selection!r}, "
+          f"max_depth={args.max_depth}, n_restarts={args.n_restarts}, "
+          f"max_fits_per_depth={args.max_fits_per_depth}, selection={args.selection!r}, "
           f"random_state={args.seed}, n_jobs={args.n_jobs})")
     print()
     print("| series | ours RMSE | ABCD | CKS | SM | best of 10 | ours MNLP | ABCD MNLP | inside the 95 % interval "
