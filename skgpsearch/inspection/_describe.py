@@ -212,7 +212,7 @@ def _finalist_text(estimator, names, n_rows, chosen, target_class=None):
                 else "The additive kernel (one SE per column)" if isinstance(chosen, Sum)
                 else "The plain smooth model (one SE kernel)")
         if composite and forecast:
-            lines.append(f"{what} forecast the series' end better than every composite structure of the search.")
+            lines.append(f"{what} forecast the series' end better than every structure of the search.")
         elif composite and table["weight"][chosen_row] < 1.0:
             lines.append(f"{what} carries the largest weight in the stacked prediction, above every composite "
                          "structure of the search.")

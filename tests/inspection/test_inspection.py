@@ -557,7 +557,8 @@ def test_finalist_text_names_the_one_column_baseline_that_forecast_best():
              "baseline": [True, False]}
     text = _finalist_text(SimpleNamespace(finalists_=table), ["t"], 60, se)
     assert "forecasts its last 9 rows" in text
-    assert "The plain smooth model (one SE kernel) forecast the series' end better than every composite" in text
+    assert ("The plain smooth model (one SE kernel) forecast the series' end better than every structure of the "
+            "search") in text
     assert "ARD" not in text and "additive" not in text
 
 
