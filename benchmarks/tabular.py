@@ -19,14 +19,14 @@ Methods
   * "stacking-clear": the default's "stacking" since 2026-11-26: for the classifier, stacking of
     the baselines and the search's structures whose leave-one-out log density beats the best
     baseline's by more than one standard error of the per-row differences (the others are held
-    back); for the regressor, "stacking";
+    back); for the regressor, "stacking", and from 2026-11-28 "stacking-aic";
   * "stacking-2se": stacking where its leave-one-out log score beats the criterion's choice by
     more than two standard errors of the per-row differences, else the criterion's choice
     (measured from wine on; not a rule of the estimators);
   * "stacking-aic": stacking of the leave-one-out densities discounted by k / n nats per row for a
     finalist with k hyperparameters: they were fitted on the rows they predict, and AIC's argument
-    puts that optimism at about k nats in all (measured from 2026-11-28 on; not a rule of the
-    estimators);
+    puts that optimism at about k nats in all (the regressor's default from 2026-11-28, see
+    ``_pipeline.LOO_OPTIMISM_PER_HYPERPARAMETER``);
   * "pseudo-bma": the mixture weighted by exp(leave-one-out log density);
   * "bma": the mixture weighted by exp(criterion).
 - sklearn GP ARD: scikit-learn's GaussianProcessClassifier / Regressor with one ARD RBF kernel
@@ -67,7 +67,7 @@ from sklearn.preprocessing import StandardScaler
 
 from skgpsearch import CompositionalGPClassifier, CompositionalGPRegressor
 from skgpsearch._search import BinaryClassificationModelFitter
-from skgpsearch._search._pipeline import _clear_of_the_baselines, resolve_selection, stacking_weights
+from skgpsearch._search._pipeline import _clear_of_the_baselines, loo_optimism, resolve_selection, stacking_weights
 from skgpsearch.criteria import HyperPrior
 
 from classification_real import HEART_CODES  # the benchmarks folder is on sys.path when run as a script
@@ -193,14 +193,16 @@ def rule_weights(model_fitter, outcome):
         # stacking of leave-one-out densities discounted by the optimism of hyperparameters fitted on the same
         # rows: k / n nats per row for k hyperparameters (AIC's correction, spread over the rows)
         n_rows = densities.shape[0]
-        optimism = np.array([(r.n_hyperparameters or 0) / n_rows for r in scored])
-        w = stacking_weights(densities - optimism)
+        w = stacking_weights(densities - loo_optimism(scored, n_rows))
         out["stacking-aic"] = [(r, float(x)) for r, x in zip(scored, w) if x >= 1e-6 * w.max()]
         # the default: stacking of the baselines and the structures that clearly beat the best baseline
         margin = model_fitter.baseline_margin_se
         kept = scored if margin is None else _clear_of_the_baselines(
             scored, {id(r): densities[:, i] for i, r in enumerate(scored)}, margin)[0]
-        w = stacking_weights(np.column_stack([densities[:, scored.index(r)] for r in kept]))
+        kept_densities = np.column_stack([densities[:, scored.index(r)] for r in kept])
+        if model_fitter.discounts_loo_optimism:  # the regressor's stacking since 2026-11-28
+            kept_densities = kept_densities - loo_optimism(kept, n_rows)
+        w = stacking_weights(kept_densities)
         out["stacking-clear"] = [(r, float(x)) for r, x in zip(kept, w) if x >= 1e-6 * w.max()]
     return out
 

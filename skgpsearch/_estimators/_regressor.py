@@ -192,8 +192,10 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
         structures, the best of each depth and the baselines): by the search
         ``criterion``; by the leave-one-out log predictive density at the
         fitted hyperparameters (``"loo"``, closed form, R&W §5.4.2); as the
-        mixture of finalists whose weights maximise that held-out log score
-        (``"stacking"``, Yao et al. 2018); or, for one input column (a
+        mixture of finalists whose weights maximise that held-out log score,
+        each finalist's densities discounted by one nat per hyperparameter
+        fitted on the same rows (``"stacking"``, Yao et al. 2018; see the
+        user guide); or, for one input column (a
         series), by forecasting: each finalist is refitted on the first 85 %
         of the rows in the column's order and the one whose forecast of the
         rest has the highest log predictive density is chosen

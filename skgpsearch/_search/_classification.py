@@ -193,6 +193,10 @@ class BinaryClassificationModelFitter:
     def baseline_margin_se(self) -> float:
         return _pipeline.COMPOSITE_MARGIN_SE
 
+    #: Its approximate leave-one-out densities hold back the structures not clearly better than the best
+    #: baseline instead (baseline_margin_se); the optimism discount was measured on regression only.
+    discounts_loo_optimism = False
+
     @property
     def candidate_fitter(self) -> CandidateFitter:
         return self._fitter

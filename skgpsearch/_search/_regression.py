@@ -105,6 +105,9 @@ class RegressionModelFitter:
     #: (benchmarks/tabular.py, 10 folds: MSLL on cpus -0.960 against -0.947, auto_mpg -1.100 against
     #: -1.077; diabetes the same), unlike the classifier's approximate ones (see COMPOSITE_MARGIN_SE).
     baseline_margin_se = None
+    #: Stacking discounts the finalists' leave-one-out densities by their hyperparameters' optimism
+    #: (_pipeline.LOO_OPTIMISM_PER_HYPERPARAMETER, where it is measured).
+    discounts_loo_optimism = True
 
     @property
     def explore_effort(self) -> str:

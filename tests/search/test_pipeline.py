@@ -88,6 +88,7 @@ class _TableModelFitter:
 
     extra_initial = ()
     has_loo = True
+    discounts_loo_optimism = False
 
     @property
     def baseline_margin_se(self):
@@ -322,6 +323,41 @@ def test_stacking_selects_a_mixture_of_complementary_finalists():
     outcome = _pipeline(max_depth=1, selection="stacking").run(model_fitter, GRAMMAR, BIC(), seed=0)
     assert sorted(str(r.structure) for r in outcome.selected) == ["SE(0)", "SE(1)"]
     np.testing.assert_allclose(outcome.weights, [0.5, 0.5], atol=1e-3)
+
+
+@pytest.mark.parametrize("discounts", [False, True])
+def test_stacking_discounts_the_optimism_of_each_finalists_hyperparameters(discounts):
+    # two finalists with nearly the same leave-one-out densities: undiscounted, stacking splits the weight;
+    # discounted by one nat per hyperparameter, the one with fewer hyperparameters takes it all
+    n = 40
+    values = {"SE(0)": 1.0, "SE(1)": 0.9}
+    model_fitter = _TableModelFitter(n, lambda text, rows: values.get(text, -50.0))
+    model_fitter.discounts_loo_optimism = discounts
+    rng = np.random.default_rng(0)
+    shared = rng.normal(size=n) - 1.0
+    model_fitter.densities = {"SE(0)": shared, "SE(1)": shared + 0.01 * rng.normal(size=n)}
+    n_hyper = {"SE(0)": 3, "SE(1)": 7}
+    fit = _TableFitter.__call__
+
+    def with_hyperparameters(self, expr, *args, **kwargs):
+        return dataclasses.replace(fit(self, expr, *args, **kwargs), n_hyperparameters=n_hyper.get(str(expr), 3))
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_TableFitter, "__call__", with_hyperparameters)
+        outcome = _pipeline(max_depth=1, selection="stacking").run(model_fitter, GRAMMAR, BIC(), seed=0)
+    scored = [r for r in outcome.finalists if r.predictive_score is not None]
+    assert {str(r.structure) for r in scored} >= set(n_hyper)
+    densities = np.column_stack([model_fitter.densities.get(str(r.structure), np.full(n, -5.0)) for r in scored])
+    optimism = np.array([r.n_hyperparameters for r in scored]) / n if discounts else 0.0
+    expected = stacking_weights(densities - optimism)
+    weights = dict(zip(map(id, outcome.selected), outcome.weights))
+    np.testing.assert_allclose([weights.get(id(r), 0.0) for r in scored], expected / expected.sum(), atol=1e-6)
+    chosen = {str(r.structure): w for r, w in zip(outcome.selected, outcome.weights)}
+    if discounts:
+        # 4 hyperparameters more cost 0.1 nat a row here, far more than the 0.01-nat noise between the two
+        assert chosen == {"SE(0)": pytest.approx(1.0)}
+    else:
+        assert chosen.get("SE(1)", 0.0) > 0.1
 
 
 def test_resolve_selection():
