@@ -694,6 +694,7 @@ def test_selection_rules_and_their_errors(interaction_fit):
         cheap(approximation="sparse", selection="loo", n_inducing=10).fit(X, y)
     stacked = cheap(base_kernels=("SE", "LIN")).fit(X, y)
     assert stacked.selection_ == "stacking"  # the default on tabular data
+    assert "The stacking weights count 1 nat per hyperparameter against each finalist" in stacked.describe()
     assert stacked.model_weights_.sum() == pytest.approx(1.0)
     assert sum(w > 0 for w in stacked.finalists_["weight"]) == len(stacked.model_weights_)
 
