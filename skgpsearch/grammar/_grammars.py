@@ -181,9 +181,7 @@ class Grammar:
         if not columns:
             return []
         ses = [Base(BASELINE_KIND, c) for c in columns]
-        if len(ses) == 1:
-            return [e for e in ses if self.admits(e)]
-        return [e for e in (multiply(*ses), add(*ses)) if self.admits(e)]
+        return [e for e in dict.fromkeys((multiply(*ses), add(*ses))) if self.admits(e)]
 
     def trend_variants(self, expr: Expr, n_features: int) -> list[Expr]:
         """``expr`` plus a linear trend, one child per column the grammar gives a linear kernel.

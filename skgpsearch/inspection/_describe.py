@@ -16,9 +16,11 @@ from typing import Any
 import numpy as np
 from scipy.stats import t as student_t
 
+from .._search._classification import BinaryClassificationModelFitter
 from .._search._diagnostics import advice_for
 from .._search._pipeline import (COMPOSITE_MARGIN_SE, FORECAST_FRACTION, LOO_OPTIMISM_PER_HYPERPARAMETER,
                                  TREND_VARIANT_MESSAGE)
+from .._search._regression import RegressionModelFitter
 from ..grammar import Base, Change, Expr, Product, Sum, parse
 from ._decompose import decompose, feature_names_of, gp_training_inputs, position
 from ._views import ClassificationView, explanation_view
@@ -200,7 +202,8 @@ def _finalist_text(estimator, names, n_rows, chosen, target_class=None):
         lines.append(f"- {finalist_label(table, i, names)}: "
                      f"{_num(table[column][i] / n_rows)} per row, criterion {_num(table['criterion'][i])}"
                      f"{note}")
-    if getattr(estimator, "selection_", None) == "stacking" and not hasattr(estimator, "classes_"):
+    model_fitter = BinaryClassificationModelFitter if hasattr(estimator, "classes_") else RegressionModelFitter
+    if getattr(estimator, "selection_", None) == "stacking" and model_fitter.discounts_loo_optimism:
         lines.append(f"The stacking weights count {_num(LOO_OPTIMISM_PER_HYPERPARAMETER)} nat per hyperparameter "
                      "against each finalist: its hyperparameters were fitted on these same rows, which flatters "
                      "its leave-one-out densities.")
