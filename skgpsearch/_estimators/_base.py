@@ -44,6 +44,9 @@ RandomStateLike = int | np.random.RandomState | None
 #: A search whose ``time_budget`` was spent before it started still gets this many seconds: it then fits the
 #: base kernels only and returns the best of them, fitted and warned.
 MIN_SEARCH_BUDGET = 1e-6
+#: ``min_improvement="auto"`` under a criterion in nats: a depth that improves the best criterion by at most one
+#: nat (a Bayes factor of e, "not worth more than a bare mention" on Jeffreys' scale) ends the search.
+MIN_IMPROVEMENT_NATS = 1.0
 
 
 def base_kernel_names(base_kernels: BaseKernels) -> tuple[str, ...]:
@@ -144,7 +147,7 @@ class StructureSearchMixin:
         "verbose": ["verbose"],
         "model_averaging": [Interval(numbers.Integral, 1, None, closed="left"), None],
         "selection": [StrOptions({"auto", *SELECTIONS})],
-        "min_improvement": [Interval(numbers.Real, 0, None, closed="left")],
+        "min_improvement": [Interval(numbers.Real, 0, None, closed="left"), StrOptions({"auto"})],
         "baseline_models": ["boolean"],
         "warp_inputs": ["boolean", StrOptions({"auto"})],
     }
@@ -264,6 +267,13 @@ class StructureSearchMixin:
         spent, self._budget_spent_before_search = getattr(self, "_budget_spent_before_search", 0.0), 0.0
         return max(self.time_budget - spent, MIN_SEARCH_BUDGET)
 
+    def _min_improvement(self, criterion: SelectionCriterion) -> float:
+        """The search's ``min_improvement``: the option, or for "auto" ``MIN_IMPROVEMENT_NATS`` under a
+        criterion on the log evidence's scale (nats) and 0 under any other (its units are unknown)."""
+        if isinstance(self.min_improvement, str):
+            return MIN_IMPROVEMENT_NATS if criterion.evidence_only else 0.0
+        return self.min_improvement
+
     def _fits_per_depth(self, n_features: int) -> int | None:
         """The search's ``max_fits_per_depth`` on ``n_features`` columns (the option, or what "auto" means)."""
         return self.max_fits_per_depth
@@ -281,7 +291,7 @@ class StructureSearchMixin:
             model_averaging=self.model_averaging,
             selection=resolve_selection(self.selection, model_fitter.has_loo, model_fitter.X.shape[1],
                                         model_fitter.forecasts),
-            min_improvement=self.min_improvement,
+            min_improvement=self._min_improvement(criterion),
             # one structure, or one level: its candidates are the finalists, nothing to explore cheaply
             explore_effort=("full" if grammar.single_structure or self.max_depth == 1
                             else model_fitter.explore_effort),

@@ -160,10 +160,15 @@ class CompositionalGPClassifier(StructureSearchMixin, ClassifierMixin, BaseEstim
         (:class:`~skgpsearch.criteria.HyperPrior`: normal priors on the log
         lengthscales and amplitudes, the constant mean and the outlier rate),
         the MAP estimate. The criteria still read the evidence.
-    min_improvement : float, default=0.0
+    min_improvement : float or "auto", default="auto"
         Stop the search when a depth improves the best criterion by no more
-        than this many nats (its improvement is kept); 0 stops only when a
-        depth does not improve at all.
+        than this (its improvement is kept); 0 stops only when a depth does
+        not improve at all. ``"auto"``: 1 nat under a criterion on the log
+        evidence's scale (the evidence, AIC, BIC, BIC light; a Bayes factor
+        of e), 0 under any other, whose units it cannot know. On
+        ``benchmarks/tabular.py`` the one-nat rule ended a fifth of the
+        searches a depth earlier, with held-out errors the same within noise
+        (README).
     warp_inputs : "auto" or bool, default="auto"
         Warp each input column with a Yeo-Johnson power transform (exponent
         by maximum likelihood) and standardise it before the search, and
@@ -281,7 +286,7 @@ class CompositionalGPClassifier(StructureSearchMixin, ClassifierMixin, BaseEstim
         model_averaging: int | None = None,
         selection: str = "auto",
         objective: str = "lml",
-        min_improvement: float = 0.0,
+        min_improvement: float | str = "auto",
         warp_inputs: str | bool = "auto",
     ) -> None:
         self.warp_inputs = warp_inputs
