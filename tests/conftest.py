@@ -83,3 +83,19 @@ def three_class_fit():
         warnings.simplefilter("always")
         model = CompositionalGPClassifier(max_depth=1, n_restarts=0, random_state=0).fit(X, y)
     return model, X, y, [w for w in caught if issubclass(w.category, DegenerateOptimumWarning)]
+
+
+@pytest.fixture
+def search_settings(monkeypatch):
+    """The ``SearchSettings`` of every pipeline an estimator runs while the test runs, in order."""
+    from skgpsearch._search import _pipeline
+
+    seen = []
+    run = _pipeline.SearchPipeline.run
+
+    def recording_run(self, *args, **kwargs):
+        seen.append(self.settings)
+        return run(self, *args, **kwargs)
+
+    monkeypatch.setattr(_pipeline.SearchPipeline, "run", recording_run)
+    return seen

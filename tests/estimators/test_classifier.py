@@ -79,6 +79,17 @@ def subsampled_fit():
                                      random_state=0).fit(X, y), X, y
 
 
+@pytest.mark.parametrize("criterion, expected", [("bic_light", 1.0), ("cv_accuracy", 0.0)])
+def test_min_improvement_auto_is_one_nat_under_evidence_criteria_only(search_settings, criterion, expected):
+    # an accuracy moves by at most 1: a one-unit rule would end every search at depth 2
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 2))
+    y = (X[:, 0] > 0).astype(int)
+    CompositionalGPClassifier(max_depth=1, n_restarts=0, baseline_models=False, criterion=criterion,
+                              random_state=0).fit(X, y)
+    assert [settings.min_improvement for settings in search_settings] == [expected]
+
+
 def test_subsampled_optimisation_scores_on_all_the_data(subsampled_fit):
     clf, X, y = subsampled_fit
     model = clf._binary_models[0]

@@ -278,19 +278,11 @@ def test_budgets_keep_what_was_found(additive_interaction_data):
     ("loo_mse", "auto", 0.0), (lambda est, X_, y_: est.log_marginal_likelihood_value_, "auto", 0.0),
     ("bic", 0.0, 0.0), ("loo_mse", 2.5, 2.5),
 ])
-def test_min_improvement_auto_is_one_nat_only_for_criteria_in_nats(additive_interaction_data, monkeypatch,
+def test_min_improvement_auto_is_one_nat_only_for_criteria_in_nats(additive_interaction_data, search_settings,
                                                                    criterion, option, expected):
     X, y = additive_interaction_data
-    seen = []
-    run = pipeline_module.SearchPipeline.run
-
-    def recording_run(self, *args, **kwargs):
-        seen.append(self.settings.min_improvement)
-        return run(self, *args, **kwargs)
-
-    monkeypatch.setattr(pipeline_module.SearchPipeline, "run", recording_run)
     cheap(criterion=criterion, min_improvement=option).fit(X[:30], y[:30])
-    assert seen == [expected]
+    assert [settings.min_improvement for settings in search_settings] == [expected]
 
 
 def test_the_warp_decision_counts_against_the_time_budget(additive_interaction_data, monkeypatch):
