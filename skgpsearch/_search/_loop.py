@@ -261,7 +261,7 @@ class StructureSearch:
                 if self._stop(depth, improved, result):
                     break
                 if depth > 1 and gain <= self.min_improvement:
-                    result.stop_reason = f"improvement of {gain:.3g} at most min_improvement"
+                    result.stop_reason = f"improvement of {gain:.3g} at most min_improvement={self.min_improvement:g}"
                     break
                 frontier = [(child, b) for b in ranked[: self.beam_width] for child in self.expand(result.records[b])]
         except KeyboardInterrupt:

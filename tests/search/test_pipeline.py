@@ -481,7 +481,7 @@ def test_min_improvement_stops_on_small_gains():
     outcome = _pipeline(max_depth=3, min_improvement=1.0).run(model_fitter, GRAMMAR, BIC(), seed=0)
     # depth 2 gained 0.5 nats: kept, and the search went no deeper
     assert str(outcome.best.structure) == "SE(0) + SE(1)" and len(outcome.search.levels) == 2
-    assert outcome.search.stop_reason.startswith("improvement of 0.5")
+    assert outcome.search.stop_reason.startswith("improvement of 0.5 at most min_improvement=1")
     deeper = _pipeline(max_depth=3).run(_TableModelFitter(40, lambda text, rows: gains.get(text, -50.0)), GRAMMAR,
                                         BIC(), seed=0)
     assert str(deeper.best.structure) == "SE(0) + SE(1) + SE(2)"
