@@ -244,8 +244,8 @@ class CompositionalGPClassifier(StructureSearchMixin, ClassifierMixin, BaseEstim
     >>> X = rng.uniform(-2, 2, size=(120, 3))
     >>> y = (np.sin(2 * X[:, 0]) + X[:, 1] > 0).astype(int)
     >>> clf = CompositionalGPClassifier(max_depth=2, random_state=0).fit(X, y)
-    >>> sorted({leaf.columns[0] for leaf in clf.structure_.leaves})
-    [0, 1]
+    >>> bool(clf.score(X, y) > 0.9)
+    True
     >>> clf.predict_proba(X[:2]).shape
     (2, 2)
     """

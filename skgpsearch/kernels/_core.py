@@ -154,6 +154,9 @@ class StationaryProfile:
 
     #: Hyperparameters of g besides the lengthscale (RQ: ``("alpha",)``), in theta order.
     shape_parameters: tuple[str, ...] = ()
+    #: An r² from which g is negligible (about e^-700) and may stand for larger r²: the engine's leaves cap
+    #: r² there, sparing numpy's slow path for an underflowing exp. None: no such cap (a power law).
+    negligible_r2: float | None = None
 
     def kernel_profile(self, r2: np.ndarray, shape: Mapping[str, float]) -> tuple[np.ndarray, np.ndarray]:
         """g(r²) and dg/dr²; ``shape`` holds the values of :attr:`shape_parameters`."""

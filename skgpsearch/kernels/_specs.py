@@ -250,15 +250,29 @@ def _matern_reader(kernel_class, nu):
 # =======================================================================================
 
 
+#: The engine's leaves keep the argument of a kernel's exponential above this (each profile's
+#: ``negligible_r2``): below about −708 exp underflows, and numpy computes underflowing results on a scalar
+#: path up to ten times slower (on 130 000 pairs 0.07 ms became 0.7 ms; at a short lengthscale most pairs
+#: underflow). exp(−700) ≈ 1e-304 is as negligible as 0 beside any diagonal.
+EXP_FLOOR = -700.0
+
+
+def _exp_in_place(argument: np.ndarray) -> np.ndarray:
+    """exp of a temporary array, in its own storage."""
+    return np.exp(argument, out=argument)
+
+
 class _SquaredExponentialProfile(StationaryProfile):
     """g = exp(−r²/2); −∂log g/∂log l = r²."""
+
+    negligible_r2 = -2.0 * EXP_FLOOR
 
     def kernel_profile(self, r2, shape):
         g = np.exp(-0.5 * r2)
         return g, -0.5 * g
 
     def leaf_profile(self, r2, shape):
-        return np.exp(-0.5 * r2), None
+        return _exp_in_place(np.multiply(r2, -0.5)), None
 
     def leaf_contractions(self, r2, gk, shape, state, free):
         return {"lengthscale": float(np.dot(gk, r2))} if "lengthscale" in free else {}
@@ -334,7 +348,7 @@ class _RationalQuadraticProfile(StationaryProfile):
 
     def leaf_profile(self, r2, shape):
         log1p_u = np.log1p(r2 * (0.5 / shape["alpha"]))
-        return np.exp(-shape["alpha"] * log1p_u), log1p_u
+        return _exp_in_place(-shape["alpha"] * log1p_u), log1p_u
 
     def leaf_contractions(self, r2, gk, shape, state, free):
         alpha = shape["alpha"]
@@ -744,6 +758,8 @@ _LIN_SPEC = KernelSpec(
 class _Matern12Profile(StationaryProfile):
     """g = exp(−r); −∂log g/∂log l = r."""
 
+    negligible_r2 = EXP_FLOOR**2
+
     def kernel_profile(self, r2, shape):
         r = np.sqrt(r2)
         g = np.exp(-r)
@@ -752,7 +768,7 @@ class _Matern12Profile(StationaryProfile):
         return g, dg
 
     def leaf_profile(self, r2, shape):
-        return np.exp(-np.sqrt(r2)), None
+        return _exp_in_place(-np.sqrt(r2)), None
 
     def leaf_contractions(self, r2, gk, shape, state, free):
         return {"lengthscale": float(np.dot(gk, np.sqrt(r2)))} if "lengthscale" in free else {}
@@ -781,6 +797,8 @@ _M12_SPEC = KernelSpec(Matern12, defaults=DISTANCE_DEFAULTS, sklearn_readers=(_m
 class _Matern32Profile(StationaryProfile):
     """g = (1 + √3 r) exp(−√3 r); −∂log g/∂log l = 3 r² / (1 + √3 r)."""
 
+    negligible_r2 = EXP_FLOOR**2 / 3.0
+
     def kernel_profile(self, r2, shape):
         r = np.sqrt(r2)
         e = np.exp(-_SQRT3 * r)
@@ -788,7 +806,7 @@ class _Matern32Profile(StationaryProfile):
 
     def leaf_profile(self, r2, shape):
         r = np.sqrt(r2)
-        k = np.exp(-_SQRT3 * r)
+        k = _exp_in_place(-_SQRT3 * r)
         k *= 1.0 + _SQRT3 * r
         return k, None
 
@@ -821,6 +839,8 @@ _M32_SPEC = KernelSpec(Matern32, defaults=DISTANCE_DEFAULTS, sklearn_readers=(_m
 class _Matern52Profile(StationaryProfile):
     """g = (1 + √5 r + 5r²/3) exp(−√5 r); −∂log g/∂log l = (5/3) r² (1 + √5 r) / (1 + √5 r + 5r²/3)."""
 
+    negligible_r2 = EXP_FLOOR**2 / 5.0
+
     def kernel_profile(self, r2, shape):
         r = np.sqrt(r2)
         e = np.exp(-_SQRT5 * r)
@@ -828,7 +848,7 @@ class _Matern52Profile(StationaryProfile):
 
     def leaf_profile(self, r2, shape):
         r = np.sqrt(r2)
-        k = np.exp(-_SQRT5 * r)
+        k = _exp_in_place(-_SQRT5 * r)
         k *= 1.0 + _SQRT5 * r + (5.0 / 3.0) * r2
         return k, None
 

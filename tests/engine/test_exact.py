@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from sklearn.gaussian_process import GaussianProcessRegressor
 from sklearn.gaussian_process import kernels as sk
 
-from skgpsearch._engine._kernel_tree import KernelTree
+from skgpsearch._engine._kernel_tree import KernelTree, _PeriodicLeaf
 from skgpsearch._engine._linalg import NumericalError, cholesky_inverse, cholesky_lower, jittered_cholesky
 from skgpsearch._engine._periodogram import dominant_period
 from skgpsearch._engine._exact import GPPosterior, RegressionObjective
@@ -97,6 +97,23 @@ def test_lag_storage_only_where_distances_repeat():
     np.testing.assert_allclose(np.sqrt(lags.d2), np.arange(1, 48) / 12.0, rtol=1e-9)
     assert tree.lags((3,)) is None  # continuous: every pair has its own distance
     assert tree.root.lags is None  # the sum mixes columns 0, 1 and 3
+
+
+def test_lag_storage_of_a_leaf_alone_only_for_a_grid():
+    """A distance-based leaf among other columns (one SE per column of a table) takes lag storage only for
+    at most as many lags as rows: gathering its values and reducing its contractions cost about as much as
+    its exponential on every pair."""
+    quantised = np.round(GRID_X[:, 3] / 0.02) * 0.02  # continuous values in steps of 0.02: more lags than rows
+    X = np.column_stack([GRID_X[:, :3], quantised])
+    tree = KernelTree(to_kernel(parse("SE(1) + SE(3) + SE(0) * PER(0)"), summary=GRID_SUMMARY), X)
+    lone_grid, lone_quantised, se, per = tree.root.leaves()
+    assert isinstance(per, _PeriodicLeaf)
+    assert se.lags is not None and se.lags is per.lags  # the product is on column 0 alone
+    assert lone_grid.lags is not None and lone_grid.lags.m == 4  # values 0-3: a grid of distances 0-3
+    assert 48 < tree.lags((3,)).m <= 48 * 47 // 8  # lags, but too many for a leaf alone
+    assert lone_quantised.lags is None and lone_quantised.d2.shape == (48 * 47 // 2,)
+    alone = KernelTree(to_kernel(parse("SE(3)"), summary=GRID_SUMMARY), X)
+    assert alone.root.lags is not None  # the root gathers once either way
 
 
 def test_trees_on_equal_data_share_one_lag_detection_and_it_is_read_only():

@@ -134,6 +134,40 @@ def test_leaf_profile_equals_kernel_profile(name):
 
 
 @pytest.mark.parametrize("name", PROFILED)
+def test_leaf_caps_r2_where_the_profile_would_underflow(name):
+    """At a short lengthscale exp would underflow (numpy's slow path): the leaf caps r² where g is ~1e-304,
+    and its matrix and contractions still match the kernel's."""
+    profile = SPECS[name].profile
+    kernel = catalogue_kernel(name, (0,), lengthscale=1e-4 * float(np.ptp(X[:, 0])), lengthscale_bounds="fixed")
+    tree = KernelTree(kernel, X)
+    K, dK = kernel(X, eval_gradient=True)
+    matrix = tree.matrix()
+    underflowing = K == 0.0
+    if profile.negligible_r2 is None:  # a power law: no cap
+        assert not underflowing.any()
+    else:
+        assert underflowing.mean() > 0.5
+        assert np.all(matrix[underflowing] > 0) and np.all(matrix[underflowing] < 1e-290)  # capped
+        assert profile.kernel_profile(np.array([profile.negligible_r2]), _shape(profile))[0][0] < 1e-290
+    np.testing.assert_allclose(matrix, K, rtol=1e-12, atol=1e-100)
+    G = np.random.default_rng(3).normal(size=K.shape)
+    np.testing.assert_allclose(tree.contract(G), np.einsum("ij,ijk->k", G, dK), rtol=1e-9, atol=1e-250)
+
+
+def test_periodic_leaf_floors_its_exponent_at_a_short_lengthscale():
+    kernel = catalogue_kernel("PER", (1,), lengthscale=0.02, lengthscale_bounds="fixed")
+    K, dK = kernel(X, eval_gradient=True)
+    tree = KernelTree(kernel, X)
+    matrix = tree.matrix()
+    underflowing = K == 0.0
+    assert underflowing.mean() > 0.5
+    assert np.all(matrix[underflowing] > 0) and np.all(matrix[underflowing] < 1e-290)
+    np.testing.assert_allclose(matrix, K, rtol=1e-12, atol=1e-100)
+    G = np.random.default_rng(4).normal(size=K.shape)
+    np.testing.assert_allclose(tree.contract(G), np.einsum("ij,ijk->k", G, dK), rtol=1e-9, atol=1e-250)
+
+
+@pytest.mark.parametrize("name", PROFILED)
 def test_leaf_contractions_match_finite_differences(name):
     """Σ w ∂K/∂log θ from the leaf hook against central differences of K = s2 g(d²/l²)."""
     profile = SPECS[name].profile
