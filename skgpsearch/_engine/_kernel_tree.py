@@ -376,12 +376,12 @@ class _SumNode:
         return buffer
 
     def backward(self, g, gd, out):
-        if self.lags is None:
-            self.left.backward(_in_own_storage(self.left, g), gd, out)
-            self.right.backward(_in_own_storage(self.right, g), gd, out)
-        else:
-            self.left.backward(g, gd, out)
-            self.right.backward(g, gd, out)
+        self._pass_down("backward", g, gd, out)
+
+    def _pass_down(self, contraction, g, gd, out):
+        """Both children's ``contraction`` ("backward" or "backward_gk") of the same g, each in its storage."""
+        for child in (self.left, self.right):
+            getattr(child, contraction)(g if self.lags is not None else _in_own_storage(child, g), gd, out)
 
 
 class _ProductNode(_SumNode):
@@ -417,12 +417,7 @@ class _ProductNode(_SumNode):
 
     def backward_gk(self, gk, gkd, out):
         """Contract from gk = g ⊙ K and gkd = gd ⊙ diag K (in this node's storage); needs ``takes_gk``."""
-        if self.lags is None:
-            self.left.backward_gk(_in_own_storage(self.left, gk), gkd, out)
-            self.right.backward_gk(_in_own_storage(self.right, gk), gkd, out)
-        else:
-            self.left.backward_gk(gk, gkd, out)
-            self.right.backward_gk(gk, gkd, out)
+        self._pass_down("backward_gk", gk, gkd, out)
 
 
 class _ChangeNode:
