@@ -346,6 +346,7 @@ class _SumNode:
         self.left, self.right = left, right
         # both children on the same lags: this node's values are a function of the lag too
         self.lags = left.lags if left.lags is not None and left.lags is right.lags else None
+        self._buffer = None  # see _values_buffer
 
     def leaves(self):
         return self.left.leaves() + self.right.leaves()
@@ -370,10 +371,9 @@ class _SumNode:
         column) that took as long as the arithmetic. Whoever reads a node's
         values reads them before the next ``forward``.
         """
-        buffer = getattr(self, "_buffer", None)
-        if buffer is None or buffer.shape != like.shape:
-            buffer = self._buffer = np.empty_like(like)
-        return buffer
+        if self._buffer is None or self._buffer.shape != like.shape:
+            self._buffer = np.empty_like(like)
+        return self._buffer
 
     def backward(self, g, gd, out):
         self._pass_down("backward", g, gd, out)
