@@ -214,6 +214,28 @@ def test_on_all_rows_a_subset_optimum_is_polished_and_the_baselines_compete_at_t
     assert outcome.best.criterion == 5.0
 
 
+def test_the_finalists_fits_are_sent_costliest_first_and_matched_back_to_their_structures():
+    # breast_cancer: the additive baseline, sent last, ran alone for 4 s after the other fits had ended
+    def table(text, rows):
+        return {"SE(0) + SE(1)": 5.0, "SE(0)": 3.0, "SE(0) * SE(1) * SE(2)": 4.0}.get(text, -float(len(text)))
+
+    baselines = ["SE(0) * SE(1) * SE(2)", "SE(0) + SE(1) + SE(2)"]
+    model_fitter = _TableModelFitter(50, table, final=False, baselines=baselines)
+    refits = {"SE(0) + SE(1)": 6.0, "SE(0)": 3.5}
+    model_fitter.refit_fitter = lambda n: _TableFitter(lambda t, r: refits.get(t, -99.0), "refit", model_fitter.calls)
+    outcome = _pipeline(max_depth=2, selection="loo").run(model_fitter, GRAMMAR, BIC(), seed=0)
+    stage = [(name, text) for name, text, _, _ in model_fitter.calls if name in ("refit", "baseline")]
+    # the full-effort baselines before the one-start polishes; within each, more base kernels x hyperparameters first
+    assert [name for name, _ in stage] == ["baseline"] * 2 + ["refit"] * (len(stage) - 2)
+    assert stage[0][1] == "SE(0) + SE(1) + SE(2)"
+    costs = [pipeline_module.fit_cost(parse(text), polish=name == "refit") for name, text in stage]
+    assert costs == sorted(costs, reverse=True)
+    # each result went back to its own structure
+    fitted = {str(r.structure): r.criterion for r in outcome.finalists}
+    assert fitted["SE(0) + SE(1)"] == 6.0 and fitted["SE(0) * SE(1) * SE(2)"] == 4.0
+    assert fitted["SE(0) + SE(1) + SE(2)"] == table("SE(0) + SE(1) + SE(2)", 50)
+
+
 def _with_refits(table, refits):
     model_fitter = _TableModelFitter(50, table, final=False)
     model_fitter.refit_fitter = lambda n: _TableFitter(lambda t, r: refits.get(t, -99.0), "refit", model_fitter.calls)
