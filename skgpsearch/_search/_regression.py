@@ -209,24 +209,15 @@ class RegressionModelFitter:
         restarts (a finalist is already at an optimum on all rows), and screens them on runs of the
         earlier rows like the search's candidates (the "screened" effort, from ``SCREENED_FROM_ROWS``
         rows on): measured on the 11 extrapolation series, every series selected a structure with the
-        same forecast as with the full effort, and the refits took 2-3x less time. The refit is also
-        polished from the record's own values (an optimisation from that one start), and the better of
-        the two optima on the earlier rows is kept: screened on runs of a short series, the starts can
-        all miss the basin the finalist is in (call-centre, 138 earlier rows: ``PER + CP(RQ, C)`` refitted
-        to a log evidence 10 nats lower than from its own values). Densities are in the target's units.
+        same forecast as with the full effort, and the refits took 2-3x less time. Densities are in
+        the target's units.
         """
         order = np.argsort(self.X[:, 0], kind="stable")
         n_held = max(1, int(round(fraction * len(order))))
         earlier, later = order[:-n_held], order[-n_held:]
         fitter = with_effort(dataclasses.replace(self._exact, n_restarts=0), "screened", earlier.size)
-        X_earlier, y_earlier = self.X[earlier], self.y[earlier]
         with single_threaded_blas():
-            refitted = fitter(record.structure, X_earlier, y_earlier, seed, record.warm_state)
-            # the finalist's own optimum, polished on the earlier rows, where the screened starts missed its basin
-            polished = dataclasses.replace(fitter, effort="polish")(record.structure, X_earlier, y_earlier, seed,
-                                                                    record.warm_state)
-            if polished.ok and not refitted.log_marginal_likelihood >= polished.log_marginal_likelihood:
-                refitted = polished
+            refitted = fitter(record.structure, self.X[earlier], self.y[earlier], seed)
             if not refitted.ok:
                 return None
             kernel = to_kernel(refitted.structure, summary=self.summary)

@@ -690,36 +690,3 @@ def test_the_polish_effort_optimises_a_fitted_structure_from_its_own_values():
     assert again.n_evaluations <= 10
     assert abs(again.log_marginal_likelihood - fully.log_marginal_likelihood) < 1e-6 * n
     np.testing.assert_allclose(to_kernel(again.structure).theta, to_kernel(fully.structure).theta, atol=1e-2)
-
-
-def test_a_forecast_refit_keeps_the_finalists_own_basin_when_its_starts_miss_it(monkeypatch):
-    from skgpsearch._engine._exact import GPPosterior
-    from skgpsearch._search._exact_fitter import RegressionCandidateFitter
-    from skgpsearch._search._regression import RegressionModelFitter, RegressionOptions
-    from skgpsearch.kernels import to_kernel
-
-    rng = np.random.default_rng(6)
-    n = 90
-    X = np.linspace(0, 9, n)[:, np.newaxis]
-    y = np.sin(2 * np.pi * X[:, 0]) + 0.3 * X[:, 0] + 0.1 * rng.normal(size=n)
-    model_fitter = RegressionModelFitter(RegressionOptions(n_restarts=0), X, y, BIC())
-    record = model_fitter.candidate_fitter(parse("PER(0) + LIN(0)"), X, model_fitter.y, seed=0)
-    assert record.ok
-    # the refit's start pool misses the finalist's basin: it has one start, every parameter at its lower bound
-    monkeypatch.setattr(RegressionCandidateFitter, "_starts",
-                        lambda self, expr, kernel, objective, *rest: [objective.bounds[:, 0] + 1e-3])
-    density = model_fitter.forecast_log_density(record, 0.15, seed=0)
-    # independently: the finalist's values polished on the earlier rows, forecasting the latest 14
-    n_held = round(0.15 * n)
-    earlier, later = np.arange(n - n_held), np.arange(n - n_held, n)
-    polish = dataclasses.replace(model_fitter.candidate_fitter, effort="polish", n_restarts=0)
-    reference = polish(record.structure, X[earlier], model_fitter.y[earlier], seed=0, warm_state=record.warm_state)
-    posterior = GPPosterior(to_kernel(reference.structure, summary=model_fitter.summary), reference.noise_variance,
-                            X[earlier], model_fitter.y[earlier])
-    mean, std = posterior.predict(X[later], return_std=True)
-    variance = std**2 + reference.noise_variance
-    expected = (-0.5 * (np.log(2 * np.pi * variance) + (model_fitter.y[later] - mean) ** 2 / variance)
-                - np.log(model_fitter.y_std))
-    np.testing.assert_allclose(density, expected, rtol=1e-6, atol=1e-6)
-    # the cycle and the trend forecast: better than a fifth of a nat below the noise's density on every row
-    assert np.mean(density) > -0.5 * np.log(2 * np.pi * np.e * 0.1**2) - 0.2
