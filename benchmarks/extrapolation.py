@@ -73,18 +73,12 @@ def run_series(name, args):
         warnings.simplefilter("ignore")
         model.fit(X, y)
     seconds = time.perf_counter() - start
-    # The components of the mixture are read from the fitted model's private state: the
-    # public predict gives the mixture's moments, not its density or the chosen model alone.
-    components = [m.posterior for m in model._models]
     weights = getattr(model, "model_weights_", np.ones(1))
     log_densities, means, sds = [], [], []
-    for posterior in components:
-        mean, std = posterior.predict(X_test, return_std=True)
-        mean = mean * model._y_train_std + model._y_train_mean
-        variance = (std**2 + posterior.noise_variance) * model._y_train_std**2
+    for mean, sd in component_predictions(model, X_test):
         means.append(mean)
-        sds.append(np.sqrt(variance))
-        log_densities.append(-0.5 * np.log(2 * math.pi * variance) - 0.5 * (y_test - mean) ** 2 / variance)
+        sds.append(sd)
+        log_densities.append(-0.5 * np.log(2 * math.pi * sd**2) - 0.5 * (y_test - mean) ** 2 / sd**2)
     averaged_mean = model.predict(X_test)
     row = {"series": name, "n": len(y), "structure": str(model.structure_),
            "rmse": _rmse(means[0], y_test), "mnlp": float(-np.mean(log_densities[0])),
@@ -93,8 +87,24 @@ def run_series(name, args):
     if args.model_averaging:
         mixture_log_density = logsumexp(np.asarray(log_densities), axis=0, b=np.asarray(weights)[:, None])
         row.update(averaged_rmse=_rmse(averaged_mean, y_test), averaged_mnlp=float(-np.mean(mixture_log_density)),
-                   n_averaged=len(components), top_weight=float(np.max(weights)))
+                   n_averaged=len(means), top_weight=float(np.max(weights)))
     return row
+
+
+def component_predictions(model, X_test):
+    """(mean, standard deviation) of a new observation (noise included), in the target's units, for each
+    component of a fitted regressor's mixture (the chosen model first).
+
+    Read from the fitted model's private state: the public predict gives the mixture's moments, not its
+    density or the chosen model alone.
+    """
+    predictions = []
+    for component in model._models:
+        posterior = component.posterior
+        mean, std = posterior.predict(X_test, return_std=True)
+        predictions.append((mean * model._y_train_std + model._y_train_mean,
+                            np.sqrt(std**2 + posterior.noise_variance) * model._y_train_std))
+    return predictions
 
 
 def _rmse(prediction, y_true):

@@ -30,7 +30,7 @@ import warnings
 
 import numpy as np
 
-from extrapolation import PUBLISHED
+from extrapolation import PUBLISHED, component_predictions
 from extrapolation import load as load_series
 from skgpsearch import CompositionalGPRegressor
 
@@ -46,11 +46,7 @@ def forecast(name, scale, n_jobs, seed):
         warnings.simplefilter("ignore")
         model.fit(X, target)
     seconds = time.perf_counter() - start
-    # the chosen model's predictive distribution of a new observation (its noise included), as extrapolation.py
-    posterior = model._models[0].posterior
-    mean, std = posterior.predict(X_test, return_std=True)
-    mean = mean * model._y_train_std + model._y_train_mean
-    sd = np.sqrt(std**2 + posterior.noise_variance) * model._y_train_std
+    mean, sd = component_predictions(model, X_test)[0]
     observed = np.log(y_test) if scale == "log" else y_test
     log_density = -0.5 * np.log(2 * math.pi * sd**2) - 0.5 * (observed - mean) ** 2 / sd**2
     if scale == "log":
