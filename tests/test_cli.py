@@ -60,6 +60,7 @@ def test_discover_regression_with_markdown_report(regression_csv, tmp_path, caps
     assert report.exists() and "## Comparison with a RandomForest" in report.read_text()
 
 
+@pytest.mark.slow
 def test_discover_forecasts_the_end_of_a_series(tmp_path, capsys):
     t = np.arange(80) / 12
     y = 0.5 * t + np.sin(2 * np.pi * t) + 0.05 * np.random.default_rng(0).normal(size=80)

@@ -322,6 +322,7 @@ def test_sklearn_kernel_instances_as_base_kernels(additive_interaction_data):
         cheap(base_kernels=[RBF() + RBF()]).fit(X[:50], y[:50])
 
 
+@pytest.mark.slow
 def test_default_on_one_column_finds_noise_that_grows_along_the_input():
     # y = 2x + noise with standard deviation 0.3 x on [1, 10]: at x = 9.5 the noise is 6.3 times that at 1.5
     rng = np.random.default_rng(0)
@@ -350,6 +351,7 @@ def test_automatic_base_kernels_depend_on_the_columns(additive_interaction_data)
         explicit.set_params(grammar=SumOfProductsGrammar()).fit(X[:40], y[:40])
 
 
+@pytest.mark.slow
 def test_the_series_default_searches_change_operators_and_finds_a_level_change():
     # a level that drops by 3 at t = 6 of 10 (90 points): a change, not a smooth trend
     rng = np.random.default_rng(3)

@@ -632,6 +632,7 @@ def test_after_a_screened_exploration_only_the_best_finalists_are_refitted_with_
                                                                                              - n_full)
 
 
+@pytest.mark.slow
 def test_a_screened_series_search_gives_its_best_structures_full_effort(monkeypatch):
     import skgpsearch._search._candidate_fitter as candidate_fitter_module
     import skgpsearch._search._exact_fitter as exact_fitter_module
