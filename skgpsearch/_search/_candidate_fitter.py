@@ -20,7 +20,7 @@ from ._diagnostics import diagnose
 from ._records import FAILED, CandidateRecord, ScreenScore, criterion_value, run_candidate
 from ._starts import StartHints
 
-__all__ = ["CandidateFitter", "EXPLORE_FTOL", "EXPLORE_MAXITER", "EXPLORE_SCREEN_MAXITER", "EXPLORE_SUBSET_FROM_ROWS",
+__all__ = ["CandidateFitter", "EXPLORE_FTOL", "EXPLORE_THEN_POLISH", "EXPLORE_MAXITER", "EXPLORE_SCREEN_MAXITER", "EXPLORE_SUBSET_FROM_ROWS",
            "EXPLORE_SUBSET_ROWS", "SCREENED_FROM_ROWS", "with_effort"]
 
 #: The explore effort: every selected start runs EXPLORE_SCREEN_MAXITER L-BFGS iterations, and the best one
@@ -38,6 +38,12 @@ EXPLORE_SUBSET_FROM_ROWS = 1000
 EXPLORE_SUBSET_ROWS = 400
 #: The "screened" effort (a series' explore stage) applies from this many rows on; below, it is "full".
 SCREENED_FROM_ROWS = 300
+#: The effort of the classifier's baselines: the explore effort's few starts and short runs, then the best
+#: optimised to convergence from where it ended (as "polish" does). The baselines have one or two
+#: hyperparameters per column, and their full start pool, screened on a small subset of the rows, ranks
+#: starts by that subset's optima: on benchmarks/tabular.py's classification data this effort took 35-65 % of
+#: the baselines' evaluations and predicted as well (benchmarks/results/classification_baseline_effort.txt).
+EXPLORE_THEN_POLISH = "explore+polish"
 
 
 @dataclass
@@ -73,7 +79,8 @@ class CandidateFitter:
     #: "screened": the starts of "full", screened on a subset of the rows (runs of a series) before the best are
     #: optimised on all of them, as "full" does from more rows on (the engine's fitter says how; a fitter without
     #: screening treats it as "full"); "polish": the structure's own values only (and the warm state), optimised to
-    #: convergence -- a structure already fitted with full effort on a sample, refitted on more rows.
+    #: convergence -- a structure already fitted with full effort on a sample, refitted on more rows;
+    #: "explore+polish": the starts and short runs of "explore", the best then optimised to convergence.
     effort: str = "full"
     #: From how many rows on the "full" effort screens the starts on a subset of the rows (None: a fitter without
     #: screening, for which "screened" is "full").
@@ -161,11 +168,15 @@ class CandidateFitter:
         if self.effort == "polish":
             starts, options = [self._warm_start(kernel, warm_state)], {}
         else:
+            quick = dataclasses.replace(self, effort="explore") if self.effort == EXPLORE_THEN_POLISH else self
             hints = self._own_hints(expr, X, y, hints)
-            starts = self._starts(expr, kernel, objective, screen, hints, warm_state, rng)
-            options = self._optimizer_options(screen)
-        maxiter = EXPLORE_MAXITER if self.effort == "explore" else self.maxiter
+            starts = quick._starts(expr, kernel, objective, screen, hints, warm_state, rng)
+            options = quick._optimizer_options(screen)
+        maxiter = EXPLORE_MAXITER if self.effort in ("explore", EXPLORE_THEN_POLISH) else self.maxiter
         theta, _, failures = optimize_hyperparameters(objective, starts, maxiter, **options)
+        if theta is not None and self.effort == EXPLORE_THEN_POLISH:
+            polished, _, more = optimize_hyperparameters(objective, [theta], self.maxiter)
+            theta, failures = (theta if polished is None else polished), failures + more
         if theta is None:
             raise NumericalError("; ".join(dict.fromkeys(failures)) or "no start could be optimised")
         kernel.theta = theta[: kernel.n_dims]

@@ -23,7 +23,7 @@ from ..criteria import HyperPrior, LogMarginalLikelihood, SelectionCriterion
 from ..grammar import Base, Expr, Grammar
 from ..kernels import DataSummary, discrete_columns, to_kernel
 from . import _pipeline
-from ._candidate_fitter import CandidateFitter
+from ._candidate_fitter import EXPLORE_THEN_POLISH, CandidateFitter
 from ._laplace_fitter import LaplaceCandidateFitter
 from ._models import BinaryLaplaceModel
 from ._pipeline import PipelineResult
@@ -214,7 +214,9 @@ class BinaryClassificationModelFitter:
         return dataclasses.replace(self._fitter, max_optimize_samples=None, n_restarts=0, reject_degenerate=False)
 
     def baseline_fitter(self) -> CandidateFitter:
-        return dataclasses.replace(self._fitter, max_optimize_samples=None)
+        # explore, then converge: the full start pool of a model with a hyperparameter or two per column cost
+        # up to three times the evaluations and predicted no better (see EXPLORE_THEN_POLISH)
+        return dataclasses.replace(self._fitter, max_optimize_samples=None, effort=EXPLORE_THEN_POLISH)
 
     def baseline_structures(self, grammar: Grammar) -> list[Expr]:
         if not (self.searching and self.baseline_models):

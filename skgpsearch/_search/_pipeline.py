@@ -243,7 +243,7 @@ class ModelFitter(Protocol):
         """The fitter of finalists refitted on ``n_rows`` rows from their fitted values (full effort)."""
 
     def baseline_fitter(self) -> CandidateFitter:
-        """The fitter of the baselines on all rows (full effort)."""
+        """The fitter of the baselines on all rows (full effort, or the effort the model fitter chose for them)."""
 
     def baseline_structures(self, grammar: Grammar) -> list[Expr]:
         """Structures that compete with the search's best at the end (never expanded)."""

@@ -103,12 +103,14 @@ class CandidateRecord:
         The cheap score of a screened-out candidate.
     diagnostics : tuple of str
         Degenerate features of the optimum (see :func:`skgpsearch._search._diagnostics.diagnose`).
-    effort : {"full", "screened", "explore", "polish"}
+    effort : {"full", "screened", "explore", "polish", "explore+polish"}
         How hard its hyperparameters were optimised: today's start pool to
         convergence, the same starts screened on runs of a series before the
         best are optimised on all rows, the explore stage's few starts and
-        iterations, or only from its own values (a structure fitted with full
-        effort on fewer rows, refitted on more).
+        iterations, only from its own values (a structure fitted with full
+        effort on fewer rows, refitted on more), or the explore stage's starts
+        and iterations with the best then optimised to convergence (the
+        classifier's baselines).
     predictive_score : float or None
         A finalist's leave-one-out log predictive density Σ_i log p(y_i | y_−i)
         at its fitted hyperparameters (set by the select stage; None otherwise).

@@ -691,3 +691,41 @@ def test_the_polish_effort_optimises_a_fitted_structure_from_its_own_values():
     assert again.n_evaluations <= 10
     assert abs(again.log_marginal_likelihood - fully.log_marginal_likelihood) < 1e-6 * n
     np.testing.assert_allclose(to_kernel(again.structure).theta, to_kernel(fully.structure).theta, atol=1e-2)
+
+
+def test_the_classifiers_baselines_explore_then_converge():
+    from skgpsearch._engine._laplace import LaplaceObjective
+    from skgpsearch._search import BinaryClassificationModelFitter
+    from skgpsearch._search._candidate_fitter import EXPLORE_THEN_POLISH
+    from skgpsearch._search._classification import classification_likelihood, classification_summary
+    from skgpsearch.criteria import get_criterion
+    from skgpsearch.kernels import to_kernel
+
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(150, 4))
+    y = np.where(X[:, 0] + X[:, 1] ** 2 - 1.0 + 0.5 * rng.normal(size=150) > 0, 1.0, -1.0)
+    likelihood = classification_likelihood("probit")
+    model_fitter = BinaryClassificationModelFitter(X, y, get_criterion("bic_light"), likelihood,
+                                                   classification_summary(X))
+    fitter = model_fitter.baseline_fitter()
+    assert fitter.effort == EXPLORE_THEN_POLISH
+    additive = model_fitter.baseline_structures(SumOfProductsGrammar())[1]
+    record = fitter(additive, X, y, seed=0)
+    assert record.ok and record.effort == EXPLORE_THEN_POLISH
+    # converged: scipy's L-BFGS-B on the Laplace evidence, from the record's optimum, gains nothing
+    kernel = to_kernel(additive.without_values(), summary=model_fitter.summary)
+    objective = LaplaceObjective(kernel, X, y, likelihood)
+
+    def negative(theta):
+        value, gradient = objective(theta, eval_gradient=True)
+        return -value, -gradient
+
+    further = minimize(negative, record.theta, jac=True, method="L-BFGS-B", bounds=objective.bounds)
+    assert record.log_marginal_likelihood == pytest.approx(objective(record.theta), abs=1e-4)
+    assert -further.fun - record.log_marginal_likelihood < 1e-3
+    # ... from the explore effort's optimum (the same starts and short runs, not stopped early), in fewer
+    # evaluations than the full start pool
+    explored = dataclasses.replace(fitter, effort="explore")(additive, X, y, seed=0)
+    assert record.log_marginal_likelihood >= explored.log_marginal_likelihood - 1e-6
+    full = dataclasses.replace(fitter, effort="full")(additive, X, y, seed=0)
+    assert record.n_evaluations < full.n_evaluations
