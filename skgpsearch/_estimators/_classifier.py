@@ -478,6 +478,10 @@ class CompositionalGPClassifier(StructureSearchMixin, ClassifierMixin, BaseEstim
                        return_std: bool = False) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
         """Posterior mean (and standard deviation) of the latent function(s) at ``X``.
 
+        Those of the selected model of each binary problem; where the select
+        stage weights several models (``model_weights_``), ``predict_proba``
+        averages their probabilities.
+
         Returns arrays of shape (n_samples,) for binary problems and
         (n_samples, n_classes) for one-vs-rest multi-class problems.
         """

@@ -311,10 +311,17 @@ def test_pandas_feature_names_and_probit_probabilities():
     frame = pd.DataFrame(X, columns=["a", "b", "c"])
     clf = CompositionalGPClassifier(max_depth=1, random_state=0).fit(frame, y)
     assert list(clf.feature_names_in_) == ["a", "b", "c"]
-    mean, sd = clf.predict_latent(frame, return_std=True)
     from scipy.special import ndtr
 
-    np.testing.assert_allclose(clf.predict_proba(frame)[:, 1], ndtr(mean / np.sqrt(1 + sd**2)), rtol=1e-12)
+    # probit: each model's p(y = 1) is Φ(μ / √(1 + σ²)) of its latent moments, averaged with the select stage's
+    # weights (the latent moments of predict_latent are the selected model's, the first)
+    model, inputs = clf._binary_models[0], clf._model_inputs(X)
+    by_hand = 0.0
+    for weight, posterior in zip(model.weights, model.mixture):
+        mean, var = posterior.predict_latent(inputs, return_var=True)
+        by_hand = by_hand + weight * ndtr(mean / np.sqrt(1 + var))
+    np.testing.assert_allclose(clf.predict_proba(frame)[:, 1], by_hand, rtol=1e-12)
+    np.testing.assert_allclose(clf.predict_latent(frame), model.mixture[0].predict_latent(inputs), rtol=1e-12)
     assert expit(0.0) == 0.5
 
 
