@@ -20,8 +20,8 @@ from ._diagnostics import diagnose
 from ._records import FAILED, CandidateRecord, ScreenScore, criterion_value, run_candidate
 from ._starts import StartHints
 
-__all__ = ["CandidateFitter", "EXPLORE_FTOL", "EXPLORE_THEN_POLISH", "EXPLORE_MAXITER", "EXPLORE_SCREEN_MAXITER", "EXPLORE_SUBSET_FROM_ROWS",
-           "EXPLORE_SUBSET_ROWS", "SCREENED_FROM_ROWS", "with_effort"]
+__all__ = ["CandidateFitter", "EXPLORE_FTOL", "EXPLORE_MAXITER", "EXPLORE_SCREEN_MAXITER", "EXPLORE_SUBSET_FROM_ROWS",
+           "EXPLORE_SUBSET_ROWS", "EXPLORE_THEN_POLISH", "SCREENED_FROM_ROWS", "with_effort"]
 
 #: The explore effort: every selected start runs EXPLORE_SCREEN_MAXITER L-BFGS iterations, and the best one
 #: at most EXPLORE_MAXITER more to a loose tolerance (the finalists are then fitted with full effort).
@@ -41,8 +41,9 @@ SCREENED_FROM_ROWS = 300
 #: The effort of the classifier's baselines: the explore effort's few starts and short runs, then the best
 #: optimised to convergence from where it ended (as "polish" does). The baselines have one or two
 #: hyperparameters per column, and their full start pool, screened on a small subset of the rows, ranks
-#: starts by that subset's optima: on benchmarks/tabular.py's classification data this effort took 35-65 % of
-#: the baselines' evaluations and predicted as well (benchmarks/results/classification_baseline_effort.txt).
+#: starts by that subset's optima (on breast_cancer it missed a basin that the two explore starts found).
+#: On benchmarks/tabular.py's classification data this effort took 35-65 % of the baselines' evaluations and
+#: predicted as well (benchmarks/results/classification_baseline_effort.txt).
 EXPLORE_THEN_POLISH = "explore+polish"
 
 
