@@ -12,7 +12,7 @@ import numpy as np
 from sklearn.gaussian_process.kernels import Kernel
 
 from .._engine._linalg import NumericalError
-from .._engine._optimizer import optimize_hyperparameters
+from .._engine._optimizer import FTOL, optimize_hyperparameters
 from ..criteria import SelectionCriterion
 from ..grammar import Expr
 from ..kernels import DataSummary, from_kernel, to_kernel
@@ -38,12 +38,15 @@ EXPLORE_SUBSET_FROM_ROWS = 1000
 EXPLORE_SUBSET_ROWS = 400
 #: The "screened" effort (a series' explore stage) applies from this many rows on; below, it is "full".
 SCREENED_FROM_ROWS = 300
-#: The effort of the classifier's baselines: the explore effort's few starts and short runs, then the best
-#: optimised to convergence from where it ended (as "polish" does). The baselines have one or two
+#: The effort of the baselines (the classifier's, and the regressor's on two or more columns with the exact
+#: engine): the explore effort's few starts and short runs, then the best optimised to convergence, to the
+#: full effort's tolerance, from where it ended (as "polish" does). The baselines have one or two
 #: hyperparameters per column, and their full start pool, screened on a small subset of the rows, ranks
 #: starts by that subset's optima (on breast_cancer it missed a basin that the two explore starts found).
 #: On benchmarks/tabular.py's classification data this effort took 35-65 % of the baselines' evaluations and
-#: predicted as well (benchmarks/results/classification_baseline_effort.txt).
+#: predicted as well (benchmarks/results/classification_baseline_effort.txt); converging to the full effort's
+#: tolerance instead of a 45 times tighter one (the Laplace engine's) took a further 10-25 % off a fold
+#: (benchmarks/results/baseline_effort_round2.txt).
 EXPLORE_THEN_POLISH = "explore+polish"
 
 
@@ -176,7 +179,9 @@ class CandidateFitter:
         maxiter = EXPLORE_MAXITER if self.effort in ("explore", EXPLORE_THEN_POLISH) else self.maxiter
         theta, _, failures = optimize_hyperparameters(objective, starts, maxiter, **options)
         if theta is not None and self.effort == EXPLORE_THEN_POLISH:
-            polished, _, more = optimize_hyperparameters(objective, [theta], self.maxiter)
+            # to the full effort's tolerance (self's options are those of the full effort)
+            ftol = self._optimizer_options(screen).get("ftol", FTOL)
+            polished, _, more = optimize_hyperparameters(objective, [theta], self.maxiter, ftol=ftol)
             theta, failures = (theta if polished is None else polished), failures + more
         if theta is None:
             raise NumericalError("; ".join(dict.fromkeys(failures)) or "no start could be optimised")

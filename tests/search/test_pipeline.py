@@ -729,3 +729,24 @@ def test_the_classifiers_baselines_explore_then_converge():
     assert record.log_marginal_likelihood >= explored.log_marginal_likelihood - 1e-6
     full = dataclasses.replace(fitter, effort="full")(additive, X, y, seed=0)
     assert record.n_evaluations < full.n_evaluations
+
+
+def test_the_classifiers_ard_baseline_on_many_columns_leaves_the_white_noise_plateau():
+    # 30 columns: at the columns' spreads the ARD product is white noise (every label its own latent value,
+    # flat evidence at n log 1/2); without the widened start this fit ended there (-207.94, 146 nats lower)
+    from skgpsearch._search import BinaryClassificationModelFitter
+    from skgpsearch._search._classification import classification_likelihood, classification_summary
+    from skgpsearch.criteria import get_criterion
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 30))
+    y = np.where(X[:, :5].sum(axis=1) + 0.5 * rng.normal(size=300) > 0, 1.0, -1.0)
+    model_fitter = BinaryClassificationModelFitter(X, y, get_criterion("bic_light"),
+                                                   classification_likelihood("probit"), classification_summary(X))
+    ard = model_fitter.baseline_structures(SumOfProductsGrammar())[0]
+    record = model_fitter.baseline_fitter()(ard, X, y, seed=0)
+    plateau = 300 * np.log(0.5)
+    assert record.ok and record.log_marginal_likelihood > plateau + 50
+    # the relevant columns are the short ones
+    lengthscales = np.array([leaf.params["lengthscale"] for leaf in record.structure.leaves])
+    assert np.max(lengthscales[:5]) < np.min(lengthscales[5:])

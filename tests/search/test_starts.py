@@ -14,6 +14,7 @@ from skgpsearch._search._starts import (
     NESTED_SHARE,
     RQ_ALPHAS,
     TAKE_OVER_SHARES,
+    WIDENED_PRODUCT_FACTORS,
     StartHints,
     leaf_options,
     lengthscale_scales,
@@ -120,6 +121,40 @@ def test_lengthscale_options_cover_short_medium_long_and_rq_alpha_small_and_larg
     # every option is a complete set of values, the default first
     defaults = {k: v for k, (v, _) in default_hyperparameters("RQ", (0,), summary).items()}
     assert options[0] == defaults
+
+
+def test_a_product_over_many_columns_also_starts_with_lengthscales_widened_to_correlate_like_one_factor():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 24))
+    summary = DataSummary.from_data(X, rng.normal(size=200))
+    product = parse(" * ".join(f"SE({j})" for j in range(24)))
+
+    def median_correlation(expr):
+        K = to_kernel(expr, summary=summary)(X)
+        return float(np.median(K[np.triu_indices(len(X), 1)]) / K[0, 0])
+
+    cold = [start.expr for start in start_pool(product, summary) if start.kind == "cold"]
+    defaults = [leaf.params["lengthscale"] for leaf in cold[0].leaves]
+    widened = [expr for expr in cold
+               if np.allclose([leaf.params["lengthscale"] for leaf in expr.leaves], np.sqrt(24) * np.array(defaults))]
+    assert len(widened) == 1
+    # two typical points of 24 standard normal columns: e^-24 at the columns' spreads, e^-1 widened
+    assert max(median_correlation(expr) for expr in cold if expr is not widened[0]) < 1e-6
+    assert 0.2 < median_correlation(widened[0]) < 0.6
+    # fewer factors than WIDENED_PRODUCT_FACTORS, or a sum, have no widened start
+    for text in (" * ".join(f"SE({j})" for j in range(WIDENED_PRODUCT_FACTORS - 1)), "SE(0) + SE(1) + SE(2)"):
+        expr = parse(text)
+        cold = [start.expr for start in start_pool(expr, summary) if start.kind == "cold"]
+        first = np.array([leaf.params["lengthscale"] for leaf in cold[0].leaves])
+        assert not any(np.allclose([leaf.params["lengthscale"] for leaf in e.leaves], math.sqrt(len(first)) * first)
+                       for e in cold)
+    # in a sum, each large product is widened by its own size; the lone term is not
+    mixed = parse("SE(23) + " + " * ".join(f"SE({j})" for j in range(20)))
+    cold = [start.expr for start in start_pool(mixed, summary) if start.kind == "cold"]
+    lengthscales = np.array([[leaf.params["lengthscale"] for leaf in e.leaves] for e in cold])
+    lone = [i for i, leaf in enumerate(cold[0].leaves) if leaf.columns == (23,)]
+    ratios = lengthscales[-1] / lengthscales[0]
+    assert np.allclose(np.delete(ratios, lone), math.sqrt(20)) and np.allclose(ratios[lone], 1.0)
 
 
 def test_new_additive_term_starts_with_shares_of_the_residual_variance():
