@@ -366,9 +366,9 @@ def _products_widened(expr):
 
     Each factor's default lengthscale is its column's spread, at which two typical points correlate at about
     e^-1 in that column; a product of m such factors correlates them at about e^-m, so on many columns every
-    default start is white noise (a flat evidence from which the optimiser climbs for hundreds of
-    evaluations: the ARD baseline on 35 columns took over 200). Widened, the product correlates them as
-    one factor does.
+    default start is white noise, a flat evidence: the classifier's ARD baseline on 1000 rows x 35 columns
+    climbed from there for over 200 evaluations, and on 300 rows x 30 columns it never left. Widened, the
+    product correlates them as one factor does.
     """
     terms = list(expr.terms())
     widened = False
