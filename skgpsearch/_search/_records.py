@@ -110,7 +110,7 @@ class CandidateRecord:
         iterations, only from its own values (a structure fitted with full
         effort on fewer rows, refitted on more), or the explore stage's starts
         and iterations with the best then optimised to convergence (the
-        classifier's baselines).
+        baselines; the regressor's on two or more columns).
     predictive_score : float or None
         A finalist's leave-one-out log predictive density Σ_i log p(y_i | y_−i)
         at its fitted hyperparameters (set by the select stage; None otherwise).

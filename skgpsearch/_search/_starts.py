@@ -381,7 +381,7 @@ def _products_widened(expr):
         factor = math.sqrt(len(distance))
 
         def widen(leaf, factor=factor):
-            if not leaf.kind.distance_based or "lengthscale" not in leaf.params:
+            if not leaf.kind.distance_based:
                 return leaf
             scaled = factor * np.asarray(leaf.params["lengthscale"], dtype=float)
             scaled = float(scaled) if scaled.ndim == 0 else tuple(scaled.tolist())
