@@ -40,6 +40,14 @@ A distance-based leaf whose parent cannot share its lags (one SE per
 column of a table) keeps condensed storage unless its lags are as few as a
 grid's: the gather and the reduction cost about as much as its exponential
 on every pair.
+
+A product of SE kernels (an ARD kernel: one SE per column) is one node,
+:class:`_SquaredExponentialProduct`: exp(−½ Σ_c w_c (x_c − x'_c)²) with w_c
+the sum of 1/l² over its factors on column c, from one matrix product of the
+scaled columns and one exponential, and every lengthscale's contraction from
+one matrix product of G ⊙ K with the columns. Leaf by leaf it took an
+exponential, a product and a contraction over all pairs per column
+(from ``SE_PRODUCT_NODE_FROM`` factors on).
 """
 
 from __future__ import annotations
@@ -56,13 +64,19 @@ from sklearn.gaussian_process import kernels as sk
 from ..kernels._change import _ChangeOperator
 from ..kernels._columns import ActiveColumns
 from ..kernels._core import CatalogueKernel
-from ..kernels._specs import EXP_FLOOR, CentredPeriodic, Linear, Periodic, centred_periodic_normaliser, spec_of
+from ..kernels._specs import (EXP_FLOOR, CentredPeriodic, Linear, Periodic, SquaredExponential,
+                              centred_periodic_normaliser, spec_of)
 
 __all__ = ["KernelTree", "condense", "expand"]
 #: Lag storage is used when the distinct distances are at most this share of the pairs.
 LAG_SHARE = 0.25
 #: Distances equal to this relative precision (of the largest) share a lag.
 LAG_RESOLUTION = 1e-10
+#: A product of this many SE kernels or more is one :class:`_SquaredExponentialProduct` node. With
+#: fewer its matrix products cost more than the factors' exponentials: an evaluation and contraction of
+#: SE(0) * SE(1) on 1000 rows took 4.6 ms as one node and 3.4 ms leaf by leaf; 3 factors 5.0 and 5.4 ms,
+#: 10 factors 5.2 and 17 ms, 35 factors 10 and 60-190 ms.
+SE_PRODUCT_NODE_FROM = 3
 
 
 class Lags:
@@ -243,6 +257,12 @@ class KernelTree:
     def _compile(self, node, columns, lags_shared=True):
         """The evaluator of ``node``; ``lags_shared``: its parent may share lag storage with it (see
         :meth:`_lag_columns`), else a distance-based leaf takes lag storage only for a grid's few lags."""
+        factors = self._squared_exponential_factors(node, columns) if isinstance(node, sk.Product) else None
+        if factors and len(factors) >= SE_PRODUCT_NODE_FROM:
+            for factor in factors:
+                factor.slice = slice(self._offset, self._offset + factor.n_dims)
+                self._offset += factor.n_dims
+            return _SquaredExponentialProduct(factors, self.X)
         if isinstance(node, (sk.Sum, sk.Product)):
             shared = self._lag_columns(node, columns) is not None
             left, right = self._compile(node.k1, columns, shared), self._compile(node.k2, columns, shared)
@@ -267,6 +287,20 @@ class KernelTree:
         leaf.slice = slice(self._offset, self._offset + leaf.n_dims)
         self._offset += leaf.n_dims
         return leaf
+
+    def _squared_exponential_factors(self, node, columns):
+        """The factors of a product of isotropic SE kernels, in theta order, or None for any other node."""
+        if isinstance(node, sk.Product):
+            left = self._squared_exponential_factors(node.k1, columns)
+            right = None if left is None else self._squared_exponential_factors(node.k2, columns)
+            return None if right is None else left + right
+        kernel, cols = self._catalogue_leaf(node, columns)
+        if not isinstance(kernel, SquaredExponential) or kernel.anisotropic:
+            return None
+        cols = tuple(range(self.X.shape[1])) if cols is None else cols
+        if max(cols) >= self.X.shape[1]:
+            node(self.X[:1])  # raises the explanatory ValueError
+        return [_SquaredExponentialFactor(kernel, cols, self.n)]
 
     @staticmethod
     def _catalogue_leaf(node, columns):
@@ -629,6 +663,93 @@ class _StationaryLeaf(_CatalogueLeaf):
         r2 = self._r2()
         for name, value in self.profile.leaf_contractions(r2, gk, self.values, self.state, self.free).items():
             self._put(out, name, value)
+
+
+class _SquaredExponentialFactor(_CatalogueLeaf):
+    """The values of one SE factor of a :class:`_SquaredExponentialProduct`, which evaluates them."""
+
+    def __init__(self, kernel, columns, n):
+        super().__init__(kernel, n)
+        self.columns = columns
+
+
+class _SquaredExponentialProduct:
+    """Π_j SE_j = (Π_j s2_j) exp(−½ Σ_c w_c (x_c − x'_c)²), w_c = Σ_{j on c} 1/l_j².
+
+    One matrix product of the scaled, centred columns Z gives every pair's
+    r² = |z_a|² + |z_b|² − 2 z_a·z_b. The contractions come from gk = g ⊙ K
+    (the node takes g ⊙ K, see ``_ProductNode``): ∂K/∂log s2_j = K, and
+    ∂K/∂log l_j = K ⊙ Σ_{c of j} (x_c − x'_c)²/l_j², whose contraction over the
+    pairs is, per column, with M the symmetric zero-diagonal matrix of gk,
+
+        Σ_{a<b} gk_ab (x_ac − x_bc)² = Σ_a x_ac² (M 1)_a − Σ_a x_ac (M x_c)_a,
+
+    one matrix product M X for all columns (x centred: the two sums are then
+    no larger than the terms they cancel).
+    """
+
+    lags = None
+    takes_gk = True
+
+    def __init__(self, factors, X):
+        self.factors = factors
+        self.used = sorted({c for factor in factors for c in factor.columns})
+        where = {c: i for i, c in enumerate(self.used)}
+        self.positions = [[where[c] for c in factor.columns] for factor in factors]
+        Z = X[:, self.used]
+        self.Z = Z - Z.mean(axis=0)
+        self.n = X.shape[0]
+
+    #: r² is capped here (the SE profile's ``negligible_r2``, see ``EXP_FLOOR``).
+    negligible_r2 = -2.0 * EXP_FLOOR
+
+    def leaves(self):
+        return list(self.factors)
+
+    def _weights(self):
+        weights = np.zeros(len(self.used))
+        for factor, positions in zip(self.factors, self.positions):
+            weights[positions] += 1.0 / factor.value("lengthscale") ** 2
+        return weights
+
+    def forward(self):
+        S = self.Z * np.sqrt(self._weights())
+        squared_norms = np.einsum("ij,ij->i", S, S)
+        R2 = S @ S.T
+        R2 *= -2.0
+        R2 += squared_norms[:, np.newaxis]
+        R2 += squared_norms[np.newaxis, :]
+        r2 = squareform(R2, checks=False)
+        np.clip(r2, 0.0, self.negligible_r2, out=r2)
+        variance = math.prod(factor.value("variance") for factor in self.factors)
+        k = np.exp(np.multiply(r2, -0.5, out=r2), out=r2)
+        k *= variance
+        self.k, self.kd = k, np.full(self.n, variance)
+        return self.k, self.kd
+
+    def backward(self, g, gd, out):
+        self.backward_gk(g * self.k, gd * self.kd, out)
+
+    def backward_gk(self, gk, gkd, out):
+        variance_contraction = None
+        column_contractions = None
+        for factor, positions in zip(self.factors, self.positions):
+            if "variance" in factor.free:
+                if variance_contraction is None:
+                    variance_contraction = float(gk.sum()) + float(gkd.sum())
+                factor._put(out, "variance", variance_contraction)
+            if "lengthscale" in factor.free:
+                if column_contractions is None:
+                    column_contractions = self._column_contractions(gk)
+                factor._put(out, "lengthscale",
+                            float(column_contractions[positions].sum()) / factor.value("lengthscale") ** 2)
+
+    def _column_contractions(self, gk):
+        """Σ_{a<b} gk_ab (x_ac − x_bc)² for every used column c."""
+        M = squareform(gk, checks=False)
+        MZ = M @ self.Z
+        row_sums = M.sum(axis=1)
+        return row_sums @ (self.Z * self.Z) - np.einsum("ij,ij->j", self.Z, MZ)
 
 
 class _PeriodicLeaf(_CatalogueLeaf):

@@ -417,9 +417,11 @@ class LaplacePosterior:
         Labels in {−1, +1} or real targets, as the likelihood expects.
     a0 : ndarray (n,), optional
         Newton start (the mode the optimiser saw; see ``LaplaceObjective.mode_start``).
+    f0 : ndarray (n,), optional
+        Latent values near the mode (a model's predictions): Newton may start one iterate from them.
     """
 
-    def __init__(self, kernel, mean, likelihood, lik_theta, X, y, a0=None):
+    def __init__(self, kernel, mean, likelihood, lik_theta, X, y, a0=None, f0=None):
         self.kernel = kernel
         self.mean = float(mean)
         self.likelihood = likelihood
@@ -427,7 +429,7 @@ class LaplacePosterior:
         self.X = np.asarray(X, dtype=float)
         y = np.asarray(y, dtype=float)
         K = kernel(self.X)
-        self.mode = find_mode(K, y, self.mean, likelihood, self.lik_theta, a0)
+        self.mode = find_mode(K, y, self.mean, likelihood, self.lik_theta, a0, f0)
         self.log_marginal_likelihood = self.mode.log_marginal_likelihood
         # ∇ log p(y | f̂) = K⁻¹ (f̂ − m) at the mode: the predictive weights
         self.weights = self.mode.d1

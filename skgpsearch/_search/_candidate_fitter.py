@@ -134,8 +134,10 @@ class CandidateFitter:
         """The parameter vector of the structure's own values (``kernel.theta``) and the warm state."""
         raise NotImplementedError
 
-    def _posterior(self, kernel, theta, X, y, objective, on_all_rows: bool):
-        """The posterior on all the rows at ``theta`` (kernel already set), and the record's engine fields."""
+    def _posterior(self, kernel, theta, X, y, objective, X_opt):
+        """The posterior on all the rows at ``theta`` (kernel already set), and the record's engine fields.
+
+        ``objective`` was optimised on the rows ``X_opt`` (``X`` itself, or a subset of it)."""
         raise NotImplementedError
 
     def _model(self, structure: Expr, kernel: Kernel, posterior: Any, X: np.ndarray, y: np.ndarray, lml: float,
@@ -186,7 +188,7 @@ class CandidateFitter:
         if theta is None:
             raise NumericalError("; ".join(dict.fromkeys(failures)) or "no start could be optimised")
         kernel.theta = theta[: kernel.n_dims]
-        posterior, fields = self._posterior(kernel, theta, X, y, objective, X_opt is X)
+        posterior, fields = self._posterior(kernel, theta, X, y, objective, X_opt)
         # log p(y) of the original targets: the normalisation's Jacobian is -n log(y_std)
         lml = posterior.log_marginal_likelihood - n * math.log(self.y_std)
         fitted = from_kernel(kernel, n_features=X.shape[1])

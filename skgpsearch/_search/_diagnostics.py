@@ -18,7 +18,7 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.gaussian_process.kernels import Kernel, Sum
 
-from ..grammar import Expr
+from ..grammar import Base, Expr, Product
 from ..kernels import ActiveColumns, DataSummary, from_kernel, to_kernel
 
 __all__ = ["DegenerateOptimumWarning", "OutlierWarning", "advice_for", "diagnose", "warn_about_degenerate_optimum",
@@ -214,7 +214,7 @@ def diagnose(kernel: Kernel, X: np.ndarray, noise: tuple[float, tuple[float, flo
         leaves = [_as_base(leaf, n_features) for leaf in _base_kernels(term)]
         if any(leaf.kind.white_noise for leaf in leaves) or not any(leaf.columns for leaf in leaves):
             continue  # white noise by design, or a constant
-        if _acts_as_white_noise(term, rows):
+        if _acts_as_white_noise(from_kernel(term, n_features=n_features), rows, lambda term=term: term):
             findings.append(f"{_text(term, n_features)} acts as white noise on the data (the median training "
                             f"point correlates with no other above {WHITE_NOISE_CORRELATION}): the model may be "
                             "interpolating noise")
@@ -222,7 +222,7 @@ def diagnose(kernel: Kernel, X: np.ndarray, noise: tuple[float, tuple[float, flo
         base = _as_base(leaf, n_features)
         kind = base.kind
         if (base.columns and kind.stationary and not (kind.periodic or kind.constant or kind.white_noise)
-                and rows.shape[0] > 1 and _correlation(leaf, rows).min() > CONSTANT_CORRELATION):
+                and rows.shape[0] > 1 and _least_correlation(leaf, base, rows) > CONSTANT_CORRELATION):
             findings.append(f"{base.without_values()} is constant on the data (every pair of training points "
                             f"correlates above {CONSTANT_CORRELATION}): a simpler structure says the same")
     return tuple(dict.fromkeys(findings))
@@ -250,15 +250,98 @@ def white_noise_term(expr: Expr, X: np.ndarray, summary: DataSummary | None = No
     summary the structure was fitted with (its values lie within its bounds).
     """
     for term in expr.sum_of_products():
-        if term.columns and _acts_as_white_noise(to_kernel(term, summary=summary), X):
+        if term.columns and _acts_as_white_noise(term, X, lambda term=term: to_kernel(term, summary=summary)):
             return term
     return None
 
 
-def _acts_as_white_noise(kernel, X):
-    correlation = _correlation(kernel, X)
-    np.fill_diagonal(correlation, -np.inf)
-    return bool(np.median(correlation.max(axis=1)) < WHITE_NOISE_CORRELATION)
+def _acts_as_white_noise(term, X, make_kernel):
+    """Whether the median row of ``X`` correlates with no other row above WHITE_NOISE_CORRELATION under
+    the additive term ``term`` (a structure with its fitted values; ``make_kernel()`` its kernel)."""
+    return bool(np.median(_nearest_correlations(term, X, make_kernel)) < WHITE_NOISE_CORRELATION)
+
+
+def _nearest_correlations(term, X, make_kernel):
+    """Each row's largest correlation with another row of ``X`` under ``term`` (``make_kernel()``: its kernel).
+
+    A product of SE kernels (and constants) correlates two rows as exp(−½ |Δ|²) in coordinates
+    scaled by its lengthscales: the largest correlation is the nearest neighbour's there, which a
+    sort (one column) or one matrix product finds without the n x n kernel of every factor.
+    """
+    scaled = _se_product_coordinates(term, X)
+    if scaled is None:
+        correlation = _correlation(make_kernel(), X)
+        np.fill_diagonal(correlation, -np.inf)
+        return correlation.max(axis=1)
+    return np.exp(-0.5 * _nearest_squared_distances(scaled))
+
+
+def _se_product_coordinates(term, X):
+    """``X`` scaled so that ``term`` correlates two rows as exp(−½ |Δ|²), or None when ``term`` is not
+    an SE kernel or a product of SE kernels (and constants)."""
+    if isinstance(term, Base):
+        factors = (term,)
+    elif isinstance(term, Product) and all(isinstance(factor, Base) for factor in term.operands):
+        factors = term.operands
+    else:
+        return None
+    weights = np.zeros(X.shape[1])
+    for leaf in factors:
+        if leaf.kind.constant:
+            continue
+        if leaf.kind.name != "SE" or not leaf.columns or "lengthscale" not in leaf.params:
+            return None
+        columns = list(leaf.columns)
+        lengthscale = np.broadcast_to(np.asarray(leaf.params["lengthscale"], dtype=float), (len(columns),))
+        weights[columns] += 1.0 / lengthscale**2
+    used = np.flatnonzero(weights)
+    if used.size == 0:
+        return None
+    # centred, which keeps the rounding of |a|² + |b|² − 2 a·b small next to |a − b|²
+    return (X[:, used] - X[:, used].mean(axis=0)) * np.sqrt(weights[used])
+
+
+def _nearest_squared_distances(Z):
+    """Each row's squared Euclidean distance to its nearest other row of ``Z`` (inf for a single row)."""
+    n = Z.shape[0]
+    if n < 2:
+        return np.full(n, np.inf)
+    if Z.shape[1] == 1:
+        order = np.argsort(Z[:, 0], kind="stable")
+        gaps = np.diff(Z[order, 0])
+        nearest = np.minimum(np.concatenate([[np.inf], gaps]), np.concatenate([gaps, [np.inf]]))
+        out = np.empty(n)
+        out[order] = nearest**2
+        return out
+    squared_norms = np.einsum("ij,ij->i", Z, Z)
+    D2 = Z @ Z.T
+    D2 *= -2.0
+    D2 += squared_norms[:, np.newaxis]
+    D2 += squared_norms[np.newaxis, :]
+    np.fill_diagonal(D2, np.inf)
+    return np.maximum(D2.min(axis=1), 0.0)
+
+
+def _least_correlation(kernel, leaf, X):
+    """The least correlation between two rows of ``X`` under ``kernel``, the base kernel ``leaf``.
+
+    A distance-based kernel (SE, RQ, the Matérns) decreases with the distance
+    between its inputs: its least correlation is that of the two rows farthest
+    apart on its columns, evaluated at two points that far apart.
+    """
+    if not leaf.kind.distance_based:
+        return float(_correlation(kernel, X).min())
+    columns = list(leaf.columns)
+    Z = X[:, columns] - X[:, columns].mean(axis=0)
+    if len(columns) == 1:
+        diameter = float(np.ptp(Z[:, 0]))
+    else:
+        squared_norms = np.einsum("ij,ij->i", Z, Z)
+        diameter = float(np.sqrt(max((squared_norms[:, np.newaxis] + squared_norms[np.newaxis, :]
+                                      - 2.0 * (Z @ Z.T)).max(), 0.0)))
+    pair = np.zeros((2, X.shape[1]))
+    pair[1, columns[0]] = diameter
+    return float(_correlation(kernel, pair)[0, 1])
 
 
 def _additive_terms(kernel):

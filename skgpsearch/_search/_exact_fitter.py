@@ -199,7 +199,7 @@ class RegressionCandidateFitter(CandidateFitter):
     def _noise(self, fields):
         return fields["noise_variance"], self.noise_bounds
 
-    def _posterior(self, kernel, theta, X, y, objective, on_all_rows):
+    def _posterior(self, kernel, theta, X, y, objective, X_opt):
         noise = math.exp(theta[-1])
         return GPPosterior(kernel, noise, X, y), {"noise_variance": noise, "warm_state": noise}
 

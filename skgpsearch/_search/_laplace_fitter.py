@@ -180,12 +180,17 @@ class LaplaceCandidateFitter(CandidateFitter):
     def _warm_start(self, kernel, warm_state):
         return np.concatenate([kernel.theta, self._extra(warm_state)])
 
-    def _posterior(self, kernel, theta, X, y, objective, on_all_rows):
+    def _posterior(self, kernel, theta, X, y, objective, X_opt):
         p = kernel.n_dims
-        # on the optimisation data, start Newton at the mode the optimiser saw (the posterior of
-        # a likelihood that is not log-concave can have several modes)
-        a0 = objective.mode_start(theta) if on_all_rows else None
-        posterior = LaplacePosterior(kernel, float(theta[p]), self.likelihood, theta[p + 1 :], X, y, a0=a0)
+        mean = float(theta[p])
+        # start Newton at the mode the optimiser saw (the posterior of a likelihood that is not
+        # log-concave can have several modes); optimised on a subset, at that mode's predictions
+        # for every row, which saves about half the Newton steps from f = m on all rows
+        a0, f0 = objective.mode_start(theta), None
+        if X_opt is not X:
+            f0 = None if a0 is None else mean + kernel(X, X_opt) @ a0
+            a0 = None
+        posterior = LaplacePosterior(kernel, mean, self.likelihood, theta[p + 1 :], X, y, a0=a0, f0=f0)
         # latent_start: the Newton start that reproduces this mode when the model is rebuilt
         return posterior, {"warm_state": theta[p:].copy(), "latent_start": posterior.mode.a}
 

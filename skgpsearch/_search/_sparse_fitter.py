@@ -59,7 +59,7 @@ class SparseCandidateFitter(RegressionCandidateFitter):
         options.update(screen_objective=screen, screen_maxiter=30)
         return options
 
-    def _posterior(self, kernel, theta, X, y, objective, on_all_rows):
+    def _posterior(self, kernel, theta, X, y, objective, X_opt):
         noise = math.exp(theta[-1])
         return SparsePosterior(kernel, noise, X, y, self.inducing_inputs), {"noise_variance": noise,
                                                                             "warm_state": noise}

@@ -32,6 +32,8 @@ STRUCTURES = [
     "M12(0, 1) * RQ(2) + C + WN",
     "LIN(0, 1) * SE(2) + LIN(3)",
     "CPER(0) * LIN(1) + C + CPER(2) * SE(0)",
+    "SE(0) * SE(1) * SE(2) * SE(3)",  # one node (an ARD kernel), see _SquaredExponentialProduct
+    "SE(0) * SE(1, 2) + SE(3) * SE(0) * SE(2) + PER(1) * SE(2)",
 ]
 
 

@@ -204,3 +204,29 @@ def test_noise_at_its_lower_bound_is_a_finding_unless_a_noise_term_covers_every_
     # without a white-noise term the bound is always a finding
     plain = to_kernel(parse("LIN(0)"), summary=DataSummary.from_data(X, X[:, 0]))
     assert any("noise variance is at its lower bound" in finding for finding in diagnose(plain, X, at_bound))
+
+
+@pytest.mark.parametrize("text", ["SE(0)", "SE(1) * SE(2)", "SE(0) * SE(1) * SE(2) * SE(3)", "SE(0, 1) * SE(3)",
+                                  "SE(2) * C", "RQ(0) * SE(1)", "M32(0, 2)"])
+def test_nearest_and_least_correlations_match_the_kernel_matrix(text):
+    # the fast paths (scaled coordinates for SE products, the farthest pair for distance-based kernels)
+    # against the brute-force n x n correlation matrix, on columns of different scales with tied values
+    from skgpsearch._search._diagnostics import _least_correlation, _nearest_correlations
+    from skgpsearch.kernels import from_kernel
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(150, 4)) * [1.0, 10.0, 0.1, 1.0] + [0.0, 50.0, 0.0, 0.0]
+    X[:40, 3] = X[40:80, 3]
+    kernel = _fresh_kernel(text, X)
+    for _ in range(5):
+        theta = kernel.theta + rng.normal(size=kernel.theta.size)
+        kernel.theta = np.clip(theta, kernel.bounds[:, 0], kernel.bounds[:, 1])
+        K = kernel(X)
+        correlation = K / np.sqrt(np.outer(np.diag(K), np.diag(K)))
+        term = from_kernel(kernel, n_features=X.shape[1])
+        nearest = correlation.copy()
+        np.fill_diagonal(nearest, -np.inf)
+        np.testing.assert_allclose(_nearest_correlations(term, X, lambda: kernel), nearest.max(axis=1),
+                                   rtol=0, atol=1e-10)
+        if len(term.leaves) == 1:
+            assert _least_correlation(kernel, term, X) == pytest.approx(correlation.min(), abs=1e-12)
