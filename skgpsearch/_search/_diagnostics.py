@@ -313,13 +313,19 @@ def _nearest_squared_distances(Z):
         out = np.empty(n)
         out[order] = nearest**2
         return out
+    D2 = _squared_distance_matrix(Z)
+    np.fill_diagonal(D2, np.inf)
+    return np.maximum(D2.min(axis=1), 0.0)
+
+
+def _squared_distance_matrix(Z):
+    """|z_a|² + |z_b|² − 2 z_a·z_b for every pair of rows of ``Z`` (one matrix product; centre ``Z`` first)."""
     squared_norms = np.einsum("ij,ij->i", Z, Z)
     D2 = Z @ Z.T
     D2 *= -2.0
     D2 += squared_norms[:, np.newaxis]
     D2 += squared_norms[np.newaxis, :]
-    np.fill_diagonal(D2, np.inf)
-    return np.maximum(D2.min(axis=1), 0.0)
+    return D2
 
 
 def _least_correlation(kernel, leaf, X):
@@ -336,9 +342,7 @@ def _least_correlation(kernel, leaf, X):
     if len(columns) == 1:
         diameter = float(np.ptp(Z[:, 0]))
     else:
-        squared_norms = np.einsum("ij,ij->i", Z, Z)
-        diameter = float(np.sqrt(max((squared_norms[:, np.newaxis] + squared_norms[np.newaxis, :]
-                                      - 2.0 * (Z @ Z.T)).max(), 0.0)))
+        diameter = float(np.sqrt(max(_squared_distance_matrix(Z).max(), 0.0)))
     pair = np.zeros((2, X.shape[1]))
     pair[1, columns[0]] = diameter
     return float(_correlation(kernel, pair)[0, 1])
