@@ -700,8 +700,8 @@ class _SquaredExponentialProduct:
         self.Z = Z - Z.mean(axis=0)
         self.n = X.shape[0]
 
-    #: r² is capped here (the SE profile's ``negligible_r2``, see ``EXP_FLOOR``).
-    negligible_r2 = -2.0 * EXP_FLOOR
+    #: r² is capped here, as the SE leaf caps it (see ``EXP_FLOOR``).
+    negligible_r2 = SquaredExponential.profile.negligible_r2
 
     def leaves(self):
         return list(self.factors)
