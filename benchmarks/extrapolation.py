@@ -83,7 +83,9 @@ def run_series(name, args):
     row = {"series": name, "n": len(y), "structure": str(model.structure_),
            "rmse": _rmse(means[0], y_test), "mnlp": float(-np.mean(log_densities[0])),
            "coverage": float(np.mean(np.abs(y_test - means[0]) <= 1.96 * sds[0])),
-           "seconds": seconds, "criterion": float(model.best_score_)}
+           "seconds": seconds, "criterion": float(model.best_score_),
+           # every fit of the search, the finalists' and the select stage's refits included
+           "evaluations": int(sum(model.search_results_["n_evaluations"]))}
     if args.model_averaging:
         mixture_log_density = logsumexp(np.asarray(log_densities), axis=0, b=np.asarray(weights)[:, None])
         row.update(averaged_rmse=_rmse(averaged_mean, y_test), averaged_mnlp=float(-np.mean(mixture_log_density)),
@@ -134,8 +136,8 @@ def main():
     for name in args.series:
         row = run_series(name, args)
         rows.append(row)
-        print(f"done: {name} (n = {row['n']}): {row['structure']}, RMSE {row['rmse']:.4g} in {row['seconds']:.1f} s",
-              flush=True)
+        print(f"done: {name} (n = {row['n']}): {row['structure']}, RMSE {row['rmse']:.4g} in {row['seconds']:.1f} s, "
+              f"{row['evaluations']} likelihood evaluations", flush=True)
 
     print()
     print("Extrapolation (train on the first 90 %, forecast the last 10 %); ours: CompositionalGPRegressor("

@@ -229,9 +229,9 @@ class BinaryClassificationModelFitter:
     #: A classifier's select stage never forecasts a series.
     forecasts = False
 
-    def forecast_log_density(self, record: CandidateRecord, fraction: float, seed: int) -> None:
+    def forecast_log_density(self, record: CandidateRecord, fraction: float, seed: int) -> tuple[None, None]:
         """No forecast densities for classification (``forecasts`` is False)."""
-        return None
+        return None, None
 
     def model(self, record: CandidateRecord, rows: np.ndarray | None = None) -> BinaryLaplaceModel:
         """The fitted binary model of a record, conditioned on ``rows`` (None: all rows); built once."""

@@ -251,8 +251,11 @@ class ModelFitter(Protocol):
     def model(self, record: CandidateRecord, rows: np.ndarray | None = None) -> Any:
         """The fitted model of a record conditioned on ``rows`` (None: all); it has ``loo_log_density()``."""
 
-    def forecast_log_density(self, record: CandidateRecord, fraction: float, seed: int) -> np.ndarray | None:
-        """Log densities of the latest ``fraction`` of the rows forecast from the record refitted on the rest."""
+    def forecast_log_density(self, record: CandidateRecord, fraction: float,
+                             seed: int) -> tuple[np.ndarray | None, CandidateRecord | None]:
+        """Log densities of the latest ``fraction`` of the rows forecast from the record refitted on the rest
+        (None when the refit fails), and that refit's record (None when there was none), whose cost the
+        pipeline charges to ``record``."""
 
 
 @dataclass
@@ -334,6 +337,8 @@ class SearchPipeline:
         if result.stop_reason in STOPS_WITHOUT_MORE_FITS:
             # a spent budget or an interruption: no more fits, the model is the search's best
             return self.select(model_fitter, exploration, _search_best_only(result, exploration.rows))
+        explored, started = evaluation_cost(result.records), time.perf_counter()
+        self._note(f"explore stage done: {_cost_text(explored)}; fitting the finalists")
         try:
             finalists = self.finalists(model_fitter, exploration, grammar, seed)
         except KeyboardInterrupt:
@@ -341,7 +346,16 @@ class SearchPipeline:
                           RuntimeWarning, stacklevel=2)
             result.stop_reason += "; interrupted while fitting the finalists"
             return self.select(model_fitter, exploration, _search_best_only(result, exploration.rows))
-        return self.select(model_fitter, exploration, finalists)
+        outcome = self.select(model_fitter, exploration, finalists)
+        spent = evaluation_cost(result.records)
+        self._note(f"finalists and selection: {_cost_text((spent[0] - explored[0], spent[1] - explored[1]))} in "
+                   f"{time.perf_counter() - started:.1f} s; the whole search {_cost_text(spent)}")
+        return outcome
+
+    def _note(self, text):
+        if self.settings.progress is not None:
+            left = "" if self._deadline is None else f" ({max(self._deadline - time.perf_counter(), 0.0):.1f} s left)"
+            self.settings.progress(text + left)
 
     # -- explore -----------------------------------------------------------------------------
     def explore(self, model_fitter: ModelFitter, grammar: Grammar, criterion: SelectionCriterion,
@@ -499,7 +513,11 @@ class SearchPipeline:
         skipped = sum(record is None for record in fitted)
         polished = {id(r): r for r in chosen}
         if not model_fitter.explore_fits_are_final:
-            polished.update({id(r): refit for r, refit in zip(chosen, fitted) if refit is not None})
+            for record, refit in zip(chosen, fitted):
+                if refit is not None:
+                    # the search's record keeps its values and carries what its structure cost in all
+                    _take_costs(record, refit)
+                    polished[id(record)] = refit
             fitted = fitted[len(chosen):]
         records = [polished[id(r)] for r in chosen]
         for record in fitted:
@@ -657,7 +675,10 @@ class SearchPipeline:
                                             (r, FORECAST_FRACTION, candidate_seed(seed, r.structure)))
                                            for r in records], [fit_cost(r.structure) for r in records])
         scored = {}
-        for record, density in zip(records, densities):
+        for record, outcome in zip(records, densities):
+            density, refit = (None, None) if outcome is None else outcome
+            if refit is not None:
+                _charge(record, refit)
             if density is not None and np.all(np.isfinite(density)):
                 record.predictive_score = float(np.sum(density))
                 scored[id(record)] = density
@@ -777,6 +798,18 @@ def _clear_of_the_baselines(scored, densities, margin_se):
     return kept, held_back
 
 
+def evaluation_cost(records: Sequence[CandidateRecord]) -> tuple[int, int]:
+    """(likelihood evaluations, their rows summed) of a search's records: every fit of every stage is charged
+    to a record (polishes and forecast refits to the finalist they refit)."""
+    return sum(r.n_evaluations for r in records), sum(r.evaluated_rows for r in records)
+
+
+def _cost_text(cost):
+    n_evaluations, evaluated_rows = cost
+    rows = evaluated_rows / n_evaluations if n_evaluations else 0.0
+    return f"{n_evaluations} likelihood evaluations of {rows:.0f} rows"
+
+
 def loo_optimism(records: Sequence[CandidateRecord], n_rows: int) -> np.ndarray:
     """Per-row optimism of each record's leave-one-out log densities at hyperparameters fitted on the same
     rows: ``LOO_OPTIMISM_PER_HYPERPARAMETER`` nats per hyperparameter, spread over the ``n_rows`` rows."""
@@ -849,7 +882,8 @@ def stacking_weights(log_densities: np.ndarray, tol: float = 1e-10, max_iter: in
 
 def _polished(fitter: CandidateFitter, record: CandidateRecord, X: np.ndarray, y: np.ndarray,
               seed: int) -> CandidateRecord:
-    """The record's structure re-optimised on all rows from its optimum; the record if that is not better.
+    """The record's structure re-optimised on all rows from its optimum; a copy of the record if that is not
+    better. Either way its likelihood evaluations, rows and seconds include the polish's.
 
     A subset of a few hundred rows ranks structures well but leaves their
     hyperparameters short of the full data's optimum (on the 449-row
@@ -859,11 +893,27 @@ def _polished(fitter: CandidateFitter, record: CandidateRecord, X: np.ndarray, y
     of the record.
     """
     refit = fitter(record.structure, X, y, seed, warm_state=record.warm_state)
+    polished = dataclasses.replace(record)
+    _charge(polished, refit)
     if not refit.ok or not refit.log_marginal_likelihood >= record.log_marginal_likelihood:
-        return record
-    return dataclasses.replace(record, **{key: getattr(refit, key) for key in (
+        return polished
+    return dataclasses.replace(polished, **{key: getattr(refit, key) for key in (
         "structure", "theta", "warm_state", "latent_start", "noise_variance", "log_marginal_likelihood", "criterion",
         "diagnostics")})
+
+
+def _charge(record: CandidateRecord, fit: CandidateRecord) -> None:
+    """Add the likelihood evaluations, their rows and the seconds of ``fit`` (a further fit of ``record``'s
+    structure that has no record of its own) to ``record``'s."""
+    record.n_evaluations += fit.n_evaluations
+    record.evaluated_rows += fit.evaluated_rows
+    record.fit_time += fit.fit_time
+
+
+def _take_costs(record: CandidateRecord, polished: CandidateRecord) -> None:
+    """Give ``record`` the costs of its polished copy (its own and the polish's)."""
+    record.n_evaluations, record.evaluated_rows, record.fit_time = (polished.n_evaluations, polished.evaluated_rows,
+                                                                    polished.fit_time)
 
 
 def fit_cost(structure: Expr, polish: bool = False) -> float:

@@ -91,12 +91,16 @@ class CandidateRecord:
         Laplace engine: the Newton start that reproduces the scored mode.
     n_evaluations : int
         Likelihood evaluations the fit took (scoring starts, screening
-        subsets and optimisation; a screened-out candidate's screening).
+        subsets and optimisation; a screened-out candidate's screening), and
+        those of the later fits of a finalist that have no record of their
+        own: its full-effort refit, its polish on all rows, its refit on the
+        start of a series whose end the select stage forecasts. Summed over
+        a search's records, every evaluation of the search.
     evaluated_rows : int
         The rows of those evaluations, summed: ``evaluated_rows /
         n_evaluations`` rows per evaluation.
     fit_time : float
-        Seconds in the worker.
+        Seconds in the workers, those later fits included.
     depth, parent, parent_index
         Position in the search (set by the search loop).
     screen_score : float or None

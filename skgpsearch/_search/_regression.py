@@ -207,9 +207,10 @@ class RegressionModelFitter:
         """
         return self.X.shape[1] == 1 and self.engine == "exact"
 
-    def forecast_log_density(self, record: CandidateRecord, fraction: float, seed: int) -> np.ndarray | None:
+    def forecast_log_density(self, record: CandidateRecord, fraction: float,
+                             seed: int) -> tuple[np.ndarray | None, CandidateRecord]:
         """Log densities of the latest ``fraction`` of the rows (in the input column's order), forecast by
-        ``record``'s structure refitted on the earlier rows; None when that refit fails.
+        ``record``'s structure refitted on the earlier rows (None when that refit fails), and the refit's record.
 
         The refit starts from the record's fitted values and the structured starts, without random
         restarts (a finalist is already at an optimum on all rows), and screens them on runs of the
@@ -225,16 +226,17 @@ class RegressionModelFitter:
         with single_threaded_blas():
             refitted = fitter(record.structure, self.X[earlier], self.y[earlier], seed)
             if not refitted.ok:
-                return None
+                return None, refitted
             kernel = to_kernel(refitted.structure, summary=self.summary)
             try:
                 posterior = GPPosterior(kernel, refitted.noise_variance, self.X[earlier], self.y[earlier])
             except NumericalError:
-                return None
+                return None, refitted
             mean, std = posterior.predict(self.X[later], return_std=True)
         variance = std**2 + refitted.noise_variance
         # in the target's units, as the leave-one-out densities
-        return -0.5 * (np.log(2 * np.pi * variance) + (self.y[later] - mean) ** 2 / variance) - np.log(self.y_std)
+        density = -0.5 * (np.log(2 * np.pi * variance) + (self.y[later] - mean) ** 2 / variance) - np.log(self.y_std)
+        return density, refitted
 
     # -- fitted models ------------------------------------------------------------------------------
     def model(self, record: CandidateRecord, rows: np.ndarray | None = None) -> RegressionModel:

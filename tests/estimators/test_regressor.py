@@ -252,9 +252,14 @@ def test_verbose_prints_one_line_per_depth(additive_interaction_data, capsys):
     depths = [line for line in lines if line.startswith("[skgpsearch] depth")]
     assert len(depths) == len(model.search_path_)
     assert "depth 1" in depths[0] and "bic=" in depths[0] and "candidates" in depths[0]
-    # then one line on the finalists: each with its criterion and held-out density, and the selected one
-    assert lines[-1].startswith("[skgpsearch] finalists (selected by stacking: ")
-    assert all(f"{s}  criterion=" in lines[-1] for s in model.finalists_["structure"])
+    # then the explore stage's cost, one line on the finalists (each with its criterion and held-out density,
+    # and the selected one) and the cost of the finalists and selection
+    assert lines[-3].startswith("[skgpsearch] explore stage done: ") and "likelihood evaluations" in lines[-3]
+    assert lines[-2].startswith("[skgpsearch] finalists (selected by stacking: ")
+    assert all(f"{s}  criterion=" in lines[-2] for s in model.finalists_["structure"])
+    total = sum(model.search_results_["n_evaluations"])
+    assert lines[-1].startswith("[skgpsearch] finalists and selection: ")
+    assert f"the whole search {total} likelihood evaluations" in lines[-1]
 
 
 def test_budgets_keep_what_was_found(additive_interaction_data):

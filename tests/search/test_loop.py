@@ -186,8 +186,9 @@ def test_search_progress_routes_an_estimators_progress(capsys):
     reports = [e for e in events if isinstance(e, LevelReport)]
     assert len(reports) == len(model.search_path_)
     assert [e.best.criterion for e in reports] == [level["best_criterion"] for level in model.search_path_]
-    # and a note on the finalists closes the search
-    assert events[-1].startswith("finalists (selected by forecast: ")  # the default on one column
+    # and notes on the finalists and on what they cost close the search
+    assert events[-2].startswith("finalists (selected by forecast: ")  # the default on one column
+    assert events[-1].startswith("finalists and selection: ")
     model.fit(X, y)  # outside the block, verbose prints again
     assert "[skgpsearch] depth 1" in capsys.readouterr().out
 

@@ -750,3 +750,54 @@ def test_the_classifiers_ard_baseline_on_many_columns_leaves_the_white_noise_pla
     # the relevant columns are the short ones
     lengthscale = {leaf.columns[0]: leaf.params["lengthscale"] for leaf in record.structure.leaves}
     assert max(lengthscale[j] for j in range(5)) < min(lengthscale[j] for j in range(5, 30))
+
+
+def _count_likelihood_evaluations(monkeypatch):
+    """{"n": evaluations, "rows": their rows summed}, counted at the engines' objectives themselves."""
+    from skgpsearch._engine._exact import RegressionObjective
+    from skgpsearch._engine._laplace import LaplaceObjective
+
+    count = {"n": 0, "rows": 0}
+
+    def counting(method):
+        def counted(self, *args, **kwargs):
+            count["n"] += 1
+            count["rows"] += self.y.shape[0]
+            return method(self, *args, **kwargs)
+        return counted
+
+    # profile_amplitude scores a start from one factorisation of its own (the exact engine counts it)
+    for cls, name in [(RegressionObjective, "__call__"), (RegressionObjective, "profile_amplitude"),
+                      (LaplaceObjective, "__call__")]:
+        monkeypatch.setattr(cls, name, counting(getattr(cls, name)))
+    return count
+
+
+@pytest.mark.parametrize("task", ["series", "classes"])
+def test_every_likelihood_evaluation_of_a_search_is_charged_to_a_record(monkeypatch, task):
+    # the explore stage's fits, the finalists' full-effort refits and polishes, the baselines, the trend
+    # variants and the forecast refits of the select stage: search_results_ must account for all of them
+    from skgpsearch import CompositionalGPClassifier, CompositionalGPRegressor
+
+    count = _count_likelihood_evaluations(monkeypatch)
+    notes = []
+    rng = np.random.default_rng(0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if task == "series":
+            X = np.linspace(0, 6, 60)[:, None]
+            y = np.sin(2 * X[:, 0]) + 0.3 * X[:, 0] + 0.1 * rng.normal(size=60)
+            model = CompositionalGPRegressor(base_kernels=("SE", "PER", "LIN"), max_depth=2, random_state=0)
+        else:
+            X = rng.normal(size=(120, 2))
+            y = (X[:, 0] + np.sin(2 * X[:, 1]) + 0.3 * rng.normal(size=120) > 0).astype(int)
+            model = CompositionalGPClassifier(max_depth=2, random_state=0, max_optimize_samples=60)
+        from skgpsearch._search._progress import search_progress
+        with search_progress(notes.append):
+            model.fit(X, y)
+    assert model.selection_ == ("forecast" if task == "series" else "stacking")
+    results = model.search_results_
+    assert sum(results["n_evaluations"]) == count["n"] > 0
+    assert sum(results["evaluated_rows"]) == count["rows"]
+    stages = [note for note in notes if isinstance(note, str) and note.startswith("finalists and selection:")]
+    assert len(stages) == 1 and f"the whole search {count['n']} likelihood evaluations" in stages[0]
