@@ -28,7 +28,9 @@ Every structure search of the estimators runs these three stages, in
       stage judges held-out prediction, the ``PREDICTIVE_FINALISTS`` best
       distinct structures and the best of every depth -- re-optimised on all
       rows from their optima when the search optimised on subsets of the rows
-      (a polished fit replaces its record when it is at least as good), and
+      (the "polish" effort: from their own values only, their start pools
+      having run on the subset; a polished fit replaces its record when it
+      is at least as good), and
       the baselines, fitted on all rows with full effort. Those the search
       fitted cheaply are fitted again with full effort first; after a
       "screened" exploration (a series), only the
@@ -240,7 +242,8 @@ class ModelFitter(Protocol):
         """The explore stage's fitter on a sample of the rows (its starts and bounds from the sample)."""
 
     def refit_fitter(self, n_rows: int) -> CandidateFitter:
-        """The fitter of finalists refitted on ``n_rows`` rows from their fitted values (full effort)."""
+        """The fitter of finalists refitted on ``n_rows`` rows (the pipeline gives it the "polish" effort: from
+        their fitted values only)."""
 
     def baseline_fitter(self) -> CandidateFitter:
         """The fitter of the baselines on all rows (full effort, or the effort the model fitter chose for them)."""
@@ -501,7 +504,7 @@ class SearchPipeline:
         # the polishing of the finalists on all rows and the baselines' fits, in parallel
         jobs, costs = [], []
         if not model_fitter.explore_fits_are_final:
-            fitter = model_fitter.refit_fitter(X.shape[0])
+            fitter = dataclasses.replace(model_fitter.refit_fitter(X.shape[0]), effort="polish")
             jobs += [(_polished, (fitter, r, X, y, seed)) for r in chosen]
             costs += [fit_cost(r.structure, polish=True) for r in chosen]
         baselines = [s for s in model_fitter.baseline_structures(grammar) if all(s != r.structure for r in chosen)]

@@ -201,8 +201,10 @@ def test_on_all_rows_a_subset_optimum_is_polished_and_the_baselines_compete_at_t
     refits = {"SE(0) + SE(1)": 6.0}
     model_fitter.refit_fitter = lambda n: _TableFitter(lambda t, r: refits.get(t, -99.0), "refit", model_fitter.calls)
     outcome = _pipeline(max_depth=2).run(model_fitter, GRAMMAR, BIC(), seed=0)
-    # the search's best, polished on all rows from its optimum: the polish is better, so it replaces the record
-    assert [(name, text) for name, text, _, _ in model_fitter.calls if name == "refit"] == [("refit", "SE(0) + SE(1)")]
+    # the search's best, polished on all rows from its optimum only (the "polish" effort, not another start
+    # pool): the polish is better, so it replaces the record
+    assert [(name, text) for name, text, _, _ in model_fitter.calls if name.startswith("refit")] == [
+        ("refit/polish", "SE(0) + SE(1)")]
     assert str(outcome.best.structure) == "SE(0) + SE(1)" and outcome.best.criterion == 6.0
     # the baseline was fitted on all rows with full effort; it is in the results, never expanded
     baseline = [r for r in outcome.search.records if str(r.structure) == "SE(0) * SE(1) * SE(2)"]
@@ -224,11 +226,11 @@ def test_the_finalists_fits_are_sent_costliest_first_and_matched_back_to_their_s
     refits = {"SE(0) + SE(1)": 6.0, "SE(0)": 3.5}
     model_fitter.refit_fitter = lambda n: _TableFitter(lambda t, r: refits.get(t, -99.0), "refit", model_fitter.calls)
     outcome = _pipeline(max_depth=2, selection="loo").run(model_fitter, GRAMMAR, BIC(), seed=0)
-    stage = [(name, text) for name, text, _, _ in model_fitter.calls if name in ("refit", "baseline")]
+    stage = [(name, text) for name, text, _, _ in model_fitter.calls if name in ("refit/polish", "baseline")]
     # the full-effort baselines before the one-start polishes; within each, more base kernels x hyperparameters first
-    assert [name for name, _ in stage] == ["baseline"] * 2 + ["refit"] * (len(stage) - 2)
+    assert [name for name, _ in stage] == ["baseline"] * 2 + ["refit/polish"] * (len(stage) - 2)
     assert stage[0][1] == "SE(0) + SE(1) + SE(2)"
-    costs = [pipeline_module.fit_cost(parse(text), polish=name == "refit") for name, text in stage]
+    costs = [pipeline_module.fit_cost(parse(text), polish=name == "refit/polish") for name, text in stage]
     assert costs == sorted(costs, reverse=True)
     # each result went back to its own structure
     fitted = {str(r.structure): r.criterion for r in outcome.finalists}
