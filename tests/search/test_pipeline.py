@@ -12,7 +12,7 @@ from scipy.special import logsumexp
 
 import skgpsearch._search._pipeline as pipeline_module
 from skgpsearch._search._loop import SearchSettings
-from skgpsearch._search._progress import LevelReport
+from skgpsearch._search._progress import LevelReport, search_progress
 from skgpsearch._search._pipeline import (SearchPipeline, finalists_table, refit_finalists, resolve_selection,
                                          stacking_weights)
 from skgpsearch._search._records import FAILED, CandidateRecord
@@ -794,7 +794,6 @@ def test_every_likelihood_evaluation_of_a_search_is_charged_to_a_record(monkeypa
             X = rng.normal(size=(120, 2))
             y = (X[:, 0] + np.sin(2 * X[:, 1]) + 0.3 * rng.normal(size=120) > 0).astype(int)
             model = CompositionalGPClassifier(max_depth=2, random_state=0, max_optimize_samples=60)
-        from skgpsearch._search._progress import search_progress
         with search_progress(notes.append):
             model.fit(X, y)
     assert model.selection_ == ("forecast" if task == "series" else "stacking")
