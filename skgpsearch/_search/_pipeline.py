@@ -107,7 +107,7 @@ from ..grammar import Expr, Grammar
 from ._candidate_fitter import CandidateFitter, with_effort
 from ._loop import (FULL_EFFORT_COST, SearchResult, SearchSettings, deadline_batches, expected_fit_seconds,
                     fit_times, merge_full_effort_refit, parallel_rounds, run_search)
-from ._progress import ProgressCallback
+from ._progress import ProgressCallback, cost_text
 from ._records import OK, CandidateRecord, candidate_seed
 
 __all__ = [
@@ -340,8 +340,8 @@ class SearchPipeline:
         if result.stop_reason in STOPS_WITHOUT_MORE_FITS:
             # a spent budget or an interruption: no more fits, the model is the search's best
             return self.select(model_fitter, exploration, _search_best_only(result, exploration.rows))
-        explored, started = evaluation_cost(result.records), time.perf_counter()
-        self._note(f"explore stage done: {_cost_text(explored)}; fitting the finalists")
+        explored, started = _evaluation_cost(result.records), time.perf_counter()
+        self._note(f"explore stage done: {cost_text(*explored)}; fitting the finalists")
         try:
             finalists = self.finalists(model_fitter, exploration, grammar, seed)
         except KeyboardInterrupt:
@@ -350,9 +350,9 @@ class SearchPipeline:
             result.stop_reason += "; interrupted while fitting the finalists"
             return self.select(model_fitter, exploration, _search_best_only(result, exploration.rows))
         outcome = self.select(model_fitter, exploration, finalists)
-        spent = evaluation_cost(result.records)
-        self._note(f"finalists and selection: {_cost_text((spent[0] - explored[0], spent[1] - explored[1]))} in "
-                   f"{time.perf_counter() - started:.1f} s; the whole search {_cost_text(spent)}")
+        spent = _evaluation_cost(result.records)
+        self._note(f"finalists and selection: {cost_text(spent[0] - explored[0], spent[1] - explored[1])} in "
+                   f"{time.perf_counter() - started:.1f} s; the whole search {cost_text(*spent)}")
         return outcome
 
     def _note(self, text):
@@ -801,16 +801,10 @@ def _clear_of_the_baselines(scored, densities, margin_se):
     return kept, held_back
 
 
-def evaluation_cost(records: Sequence[CandidateRecord]) -> tuple[int, int]:
+def _evaluation_cost(records: Sequence[CandidateRecord]) -> tuple[int, int]:
     """(likelihood evaluations, their rows summed) of a search's records: every fit of every stage is charged
     to a record (polishes and forecast refits to the finalist they refit)."""
     return sum(r.n_evaluations for r in records), sum(r.evaluated_rows for r in records)
-
-
-def _cost_text(cost):
-    n_evaluations, evaluated_rows = cost
-    rows = evaluated_rows / n_evaluations if n_evaluations else 0.0
-    return f"{n_evaluations} likelihood evaluations of {rows:.0f} rows"
 
 
 def loo_optimism(records: Sequence[CandidateRecord], n_rows: int) -> np.ndarray:

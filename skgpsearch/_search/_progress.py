@@ -12,7 +12,7 @@ import numpy as np
 
 from ._records import CandidateRecord
 
-__all__ = ["LevelReport", "ProgressCallback", "print_progress", "progress_callback", "search_progress"]
+__all__ = ["LevelReport", "ProgressCallback", "cost_text", "print_progress", "progress_callback", "search_progress"]
 
 
 @dataclass
@@ -83,8 +83,7 @@ def print_progress(file: TextIO | None = None) -> ProgressCallback:
         best_text = "none" if event.best is None else event.best.structure.to_string(event.feature_names)
         score = -np.inf if event.best is None else event.best.criterion
         screened_text = f", {event.n_screened} more screened out" if event.n_screened else ""
-        rows = event.evaluated_rows / event.n_evaluations if event.n_evaluations else 0
-        cost = f", {event.n_evaluations} likelihood evaluations of {rows:.0f} rows" if event.n_evaluations else ""
+        cost = f", {cost_text(event.n_evaluations, event.evaluated_rows)}" if event.n_evaluations else ""
         candidates = f"{event.n_candidates} candidate{'' if event.n_candidates == 1 else 's'}"
         left = "" if event.time_left is None else f", {event.time_left:.1f} s left"
         this_depth = "" if event.level_seconds is None else f"{event.level_seconds:.1f} s for this depth, "
@@ -96,3 +95,9 @@ def print_progress(file: TextIO | None = None) -> ProgressCallback:
         )
 
     return report
+
+
+def cost_text(n_evaluations: int, evaluated_rows: int) -> str:
+    """"N likelihood evaluations of R rows" (R: the mean rows of an evaluation)."""
+    rows = evaluated_rows / n_evaluations if n_evaluations else 0.0
+    return f"{n_evaluations} likelihood evaluations of {rows:.0f} rows"
