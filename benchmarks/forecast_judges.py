@@ -5,7 +5,10 @@ series and keeps the one whose forecast of the rest has the highest log density.
 defaults once per series, keeps the select stage's finalists with their fitted values, and scores
 them under other rules without searching again, so a new rule is measured on every series in seconds:
 
-- ``refit`` (today's default): the value the select stage computed;
+- ``refit``: the value the select stage computed (the script lets every finalist forecast);
+- ``default``: ``refit``, but the criterion's pick when the finalist with the best criterion
+  changes (a changepoint, a change window's start or end) within the held-out rows, as the
+  select stage does since 2026-11-29;
 - ``criterion``: the search's criterion alone;
 - ``fixed 85``: the finalist's hyperparameters as fitted on all training rows, conditioned on the
   first 85 % of them; the log density of the rest (no refit: cheap, and no optimum to lose);
@@ -46,6 +49,7 @@ from extrapolation import load as load_shared
 from skgpsearch import CompositionalGPRegressor
 from skgpsearch._engine._exact import GPPosterior
 from skgpsearch._search import _pipeline
+from skgpsearch._search._regression import RegressionModelFitter, changes_within_latest
 from skgpsearch.kernels import to_kernel
 
 UNSEEN = ["nile", "sunspots", "realgdp", "unemp", "infl", "co2"]
@@ -56,7 +60,7 @@ FIXED_RULES = {
     "rolling 2x15": ([0.7, 0.85], 0.15),
 }
 STACKED_RULE = ("stacking 2x15", "rolling 2x15")
-RULES = ["refit", "criterion", *FIXED_RULES, STACKED_RULE[0], "oracle"]
+RULES = ["refit", "default", "criterion", *FIXED_RULES, STACKED_RULE[0], "oracle"]
 
 
 def load_series(name):
@@ -83,13 +87,18 @@ def fit_finalists(name, n_jobs, seed):
     X, y, X_test, y_test = load_series(name)
     seen = {}
     select = _pipeline.SearchPipeline.select
+    changes = RegressionModelFitter.changes_in_forecast_rows
 
     def keeping_the_finalists(self, model_fitter, exploration, finalists):
         outcome = select(self, model_fitter, exploration, finalists)
         seen.update(fitter=model_fitter, records=list(finalists.records), selection=outcome.selection)
         return outcome
 
+    def forecasting_anyway(self, record, fraction):
+        return False  # every finalist forecasts, whatever the default would skip (the rule "default" replays it)
+
     _pipeline.SearchPipeline.select = keeping_the_finalists
+    RegressionModelFitter.changes_in_forecast_rows = forecasting_anyway
     try:
         start = time.perf_counter()
         with warnings.catch_warnings():
@@ -98,6 +107,7 @@ def fit_finalists(name, n_jobs, seed):
         seconds = time.perf_counter() - start
     finally:
         _pipeline.SearchPipeline.select = select
+        RegressionModelFitter.changes_in_forecast_rows = changes
     fitter = seen["fitter"]
     finalists = [dict(structure=r.structure, noise_variance=r.noise_variance, criterion=r.criterion,
                       refit=r.predictive_score) for r in seen["records"]]
@@ -154,6 +164,9 @@ def judge(series):
     scores = {"refit": np.array([-np.inf if f["refit"] is None else f["refit"] for f in finalists]),
               "criterion": criteria}
     scores.update({rule: densities.sum(axis=0) for rule, densities in pointwise.items()})
+    best = finalists[int(np.argmax(criteria))]["structure"]
+    late_change = changes_within_latest(best, series["X"][:, 0], _pipeline.FORECAST_FRACTION)
+    scores["default"] = criteria if late_change else scores["refit"]
     picked = {}
     for rule, score in scores.items():
         i = _pick(score, criteria)

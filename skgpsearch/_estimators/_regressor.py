@@ -200,7 +200,10 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
         of the rows in the column's order and the one whose forecast of the
         rest has the highest log predictive density is chosen
         (``"forecast"``; the two best finalists' trend variants, each plus a
-        ``LIN`` term, compete too). ``"auto"``: ``"stacking"`` with two or more columns,
+        ``LIN`` term, compete too; when the finalist with the best criterion
+        changes -- a changepoint, a change window's start or end -- within
+        those last 15 %, the criterion chooses, since no refit on the rows
+        before can place that change). ``"auto"``: ``"stacking"`` with two or more columns,
         ``"forecast"`` on one column (leaving one point out of a series
         rewards interpolating between neighbours, and the evidence a flexible
         trend that reverts to the mean beyond the data), and ``"criterion"``

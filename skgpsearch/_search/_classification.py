@@ -233,6 +233,10 @@ class BinaryClassificationModelFitter:
         """No forecast densities for classification (``forecasts`` is False)."""
         return None, None
 
+    def changes_in_forecast_rows(self, record: CandidateRecord, fraction: float) -> bool:
+        """A classifier never forecasts (``forecasts`` is False)."""
+        return False
+
     def model(self, record: CandidateRecord, rows: np.ndarray | None = None) -> BinaryLaplaceModel:
         """The fitted binary model of a record, conditioned on ``rows`` (None: all rows); built once."""
         key = (id(record), None if rows is None else id(rows))

@@ -67,7 +67,11 @@ Every structure search of the estimators runs these three stages, in
       forecast has the highest log predictive density is selected -- of those
       within ``FORECAST_TIE`` nats of it, the one with the best criterion
       (with ``model_averaging=k``, the ``k`` best weighted by
-      exp(density − selected's density)).
+      exp(density − selected's density)). When the finalist with the best
+      criterion changes (a changepoint, a change window's start or end)
+      within those latest rows, the criterion selects: refitted on the rows
+      before, no structure can place that change, and the forecasts mostly
+      measure how wide each finalist's band is where the series breaks.
 
     Structures below ``MIN_AVERAGING_WEIGHT`` of the largest weight are left out.
     With the baselines among the finalists and a model fitter's
@@ -259,6 +263,10 @@ class ModelFitter(Protocol):
         """Log densities of the latest ``fraction`` of the rows forecast from the record refitted on the rest
         (None when the refit fails), and that refit's record (None when there was none), whose cost the
         pipeline charges to ``record``."""
+
+    def changes_in_forecast_rows(self, record: CandidateRecord, fraction: float) -> bool:
+        """Whether the record's structure places a change (a changepoint, a change window's start or end)
+        within the latest ``fraction`` of the rows, which a forecast from the earlier rows cannot judge."""
 
 
 @dataclass
@@ -625,6 +633,13 @@ class SearchPipeline:
         held_back = []
         if selection == "forecast" and (len(records) == 1 or self._out_of_time()):
             # nothing to choose between, or no time left for the refits on the start of the series
+            selection = "criterion"
+        elif selection == "forecast" and model_fitter.changes_in_forecast_rows(
+                _first_best(records, lambda r: r.criterion), FORECAST_FRACTION):
+            # the evidence's best model has the series change in the rows the forecast would hold out: a refit
+            # on the rows before cannot place that change, so every forecast mostly measures the surprise
+            exploration.result.stop_reason += ("; selected by the criterion: its best finalist changes within "
+                                               "the latest rows, which a forecast from the earlier ones cannot judge")
             selection = "criterion"
         if selection == "criterion":
             selected = _first_best(records, lambda r: r.criterion)

@@ -38,7 +38,8 @@ from ._records import CandidateRecord, single_threaded_blas
 from ._sparse_fitter import SparseCandidateFitter
 from ._warping_decision import WARP_DECISION_ROWS, WarpComparison, warping_evidence_gain_of
 
-__all__ = ["NOISE_BOUNDS", "SPARSE_THRESHOLD", "RegressionModelFitter", "RegressionOptions",
+__all__ = ["NOISE_BOUNDS", "SPARSE_THRESHOLD", "RegressionModelFitter", "RegressionOptions", "changes_within_latest",
+           "forecast_split",
            "regression_warping_evidence_gain"]
 
 #: Above this many rows, approximation="auto" uses the sparse variational GP.
@@ -219,9 +220,7 @@ class RegressionModelFitter:
         same forecast as with the full effort, and the refits took 2-3x less time. Densities are in
         the target's units.
         """
-        order = np.argsort(self.X[:, 0], kind="stable")
-        n_held = max(1, int(round(fraction * len(order))))
-        earlier, later = order[:-n_held], order[-n_held:]
+        earlier, later = forecast_split(self.X[:, 0], fraction)
         fitter = with_effort(dataclasses.replace(self._exact, n_restarts=0), "screened", earlier.size)
         with single_threaded_blas():
             refitted = fitter(record.structure, self.X[earlier], self.y[earlier], seed)
@@ -237,6 +236,11 @@ class RegressionModelFitter:
         # in the target's units, as the leave-one-out densities
         density = -0.5 * (np.log(2 * np.pi * variance) + (self.y[later] - mean) ** 2 / variance) - np.log(self.y_std)
         return density, refitted
+
+    def changes_in_forecast_rows(self, record: CandidateRecord, fraction: float) -> bool:
+        """Whether ``record``'s structure changes within the latest ``fraction`` of the rows (see
+        :func:`changes_within_latest`): a forecast of those rows from the earlier ones cannot judge it."""
+        return changes_within_latest(record.structure, self.X[:, 0], fraction)
 
     # -- fitted models ------------------------------------------------------------------------------
     def model(self, record: CandidateRecord, rows: np.ndarray | None = None) -> RegressionModel:
@@ -324,6 +328,33 @@ def regression_warping_evidence_gain(X: np.ndarray, X_warped: np.ndarray, y: np.
             summary=summary, criterion=LogMarginalLikelihood(), n_restarts=0, effort="explore",
             noise_bounds=_noise_bounds(summary)))
     return warping_evidence_gain_of([WarpComparison(*fitters, X[rows], X_warped[rows], ys, seed)], n_jobs)
+
+
+def forecast_split(x: np.ndarray, fraction: float) -> tuple[np.ndarray, np.ndarray]:
+    """(the earlier rows, the latest ``fraction`` of the rows) of a series with time index ``x``."""
+    order = np.argsort(x, kind="stable")
+    n_held = max(1, int(round(fraction * len(order))))
+    return order[:-n_held], order[-n_held:]
+
+
+def changes_within_latest(structure: Expr, x: np.ndarray, fraction: float) -> bool:
+    """Whether a fitted structure changes within the latest ``fraction`` of the rows of a series.
+
+    True when a changepoint's location, or a change window's start or end,
+    lies after the last earlier row and no later than the last row (time
+    index ``x``, the values the structure's changes are located in).
+    Refitted on the earlier rows, the structure has no change there to place.
+    """
+    earlier, later = forecast_split(x, fraction)
+    after, last = x[earlier].max(), x[later].max()
+    for change in structure.changes:
+        location = change.params.get("location")
+        if location is None:
+            continue
+        half = 0.5 * (change.params.get("duration") or 0.0) if change.operator == "CW" else 0.0
+        if any(after < boundary <= last for boundary in (location - half, location + half)):
+            return True
+    return False
 
 
 def _noise_bounds(summary: DataSummary) -> tuple[float, float]:

@@ -780,3 +780,39 @@ def test_an_interrupt_while_forecasting_keeps_the_criterions_choice(monkeypatch)
     assert model.finalists_["weight"][best] == 1.0  # the criterion's choice, fitted and usable
     assert np.all(np.isfinite(model.predict(X)))
 
+
+
+@pytest.mark.parametrize("drop_at", [5.0, 9.3])
+def test_a_change_in_the_held_out_end_of_a_series_leaves_the_choice_to_the_criterion(monkeypatch, drop_at):
+    # a level drop: before the latest 15 % of the rows it can be judged by a forecast of them, within them not
+    from skgpsearch._search._regression import RegressionModelFitter
+
+    forecast = RegressionModelFitter.forecast_log_density
+    refitted = []
+
+    def counted(self, record, fraction, seed):
+        refitted.append(record.structure)
+        return forecast(self, record, fraction, seed)
+
+    monkeypatch.setattr(RegressionModelFitter, "forecast_log_density", counted)
+    rng = np.random.default_rng(0)
+    X = np.linspace(0, 10, 80)[:, None]
+    y = np.sin(X[:, 0]) - 3.0 * (X[:, 0] > drop_at) + 0.1 * rng.normal(size=80)
+    model = CompositionalGPRegressor(base_kernels=("SE",), change_operators=("CP",), max_depth=2, n_restarts=0,
+                                     random_state=0).fit(X, y)
+    best = int(np.argmax(model.finalists_["criterion"]))
+    changes = model.structure_.changes
+    held_out_from = X[-round(0.15 * 80) - 1, 0]  # the last row the forecasts' refits see
+    if drop_at < held_out_from:
+        assert model.selection_ == "forecast" and refitted
+        assert all(d is not None for d in model.finalists_["forecast_log_density"])
+    else:
+        # the evidence places the drop where it is, within the rows a forecast would hold out; no refit runs
+        assert model.selection_ == "criterion" and not refitted
+        assert model.finalists_["weight"][best] == 1.0
+        assert changes and abs(changes[0].params["location"] - drop_at) < 0.2
+        assert held_out_from < changes[0].params["location"]
+        assert "a forecast from the earlier ones cannot judge" in model.search_stop_reason_
+        assert all(d is None for d in model.finalists_["forecast_log_density"])
+        # and it predicts the level after the drop
+        assert abs(model.predict([[9.8]])[0] - (np.sin(9.8) - 3.0)) < 0.3

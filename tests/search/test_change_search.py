@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from skgpsearch import CompositionalGPRegressor
+from skgpsearch._search._regression import changes_within_latest
 from skgpsearch._search._starts import change_locations, change_options, start_pool
 from skgpsearch.criteria import HyperPrior
 from skgpsearch.grammar import Base, Change, CompositionalGrammar, parse
@@ -22,6 +23,29 @@ def test_change_locations_find_a_jump_in_level_and_a_change_of_scale():
     both = change_locations(x, level + np.where(x > 80.0, -4.0, 0.0))
     assert len(both) == 2 and abs(both[0] - both[1]) > 10.0
     assert change_locations(x[:8], level[:8]) == []  # too short to split
+
+
+def test_changes_within_the_latest_rows_of_a_series():
+    x = np.random.default_rng(0).permutation(np.arange(100.0))  # any row order: the time index sorts them
+    # the latest 15 rows are 85..99; the last earlier row is 84
+    def change(operator, **params):
+        second = Base("SE", 0)
+        return Change(operator, 0, Base("SE", 0), second, params=params)
+
+    assert changes_within_latest(change("CP", location=90.0, width=1.0), x, 0.15)
+    assert changes_within_latest(change("CP", location=84.5, width=1.0), x, 0.15)
+    assert not changes_within_latest(change("CP", location=84.0, width=1.0), x, 0.15)  # seen by the refit
+    assert not changes_within_latest(change("CP", location=120.0, width=1.0), x, 0.15)  # beyond the data
+    # a window: either end counts, a window around the latest rows has both ends outside them
+    assert changes_within_latest(change("CW", location=100.0, duration=20.0, width=1.0), x, 0.15)  # starts 90
+    assert changes_within_latest(change("CW", location=70.0, duration=40.0, width=1.0), x, 0.15)  # ends 90
+    assert not changes_within_latest(change("CW", location=95.0, duration=30.0, width=1.0), x, 0.15)  # 80..110
+    # nested changes count, a structure without fitted values or changes does not
+    nested = Change("CP", 0, change("CW", location=40.0, duration=10.0, width=1.0), Base("C"),
+                    params={"location": 99.0, "width": 1.0})
+    assert changes_within_latest(nested, x, 0.15)
+    assert not changes_within_latest(Change("CP", 0, Base("SE", 0), Base("C")), x, 0.15)
+    assert not changes_within_latest(parse("SE(0) + PER(0)"), x, 0.15)
 
 
 def test_change_options_start_at_the_hints_then_the_quartiles():
