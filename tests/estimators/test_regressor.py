@@ -781,7 +781,6 @@ def test_an_interrupt_while_forecasting_keeps_the_criterions_choice(monkeypatch)
     assert np.all(np.isfinite(model.predict(X)))
 
 
-
 @pytest.mark.parametrize("drop_at", [5.0, 9.3])
 def test_a_change_in_the_held_out_end_of_a_series_leaves_the_choice_to_the_criterion(monkeypatch, drop_at):
     # a level drop: before the latest 15 % of the rows it can be judged by a forecast of them, within them not

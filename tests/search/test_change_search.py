@@ -29,8 +29,7 @@ def test_changes_within_the_latest_rows_of_a_series():
     x = np.random.default_rng(0).permutation(np.arange(100.0))  # any row order: the time index sorts them
     # the latest 15 rows are 85..99; the last earlier row is 84
     def change(operator, **params):
-        second = Base("SE", 0)
-        return Change(operator, 0, Base("SE", 0), second, params=params)
+        return Change(operator, 0, Base("SE", 0), Base("SE", 0), params=params)
 
     assert changes_within_latest(change("CP", location=90.0, width=1.0), x, 0.15)
     assert changes_within_latest(change("CP", location=84.5, width=1.0), x, 0.15)
@@ -40,9 +39,9 @@ def test_changes_within_the_latest_rows_of_a_series():
     assert changes_within_latest(change("CW", location=100.0, duration=20.0, width=1.0), x, 0.15)  # starts 90
     assert changes_within_latest(change("CW", location=70.0, duration=40.0, width=1.0), x, 0.15)  # ends 90
     assert not changes_within_latest(change("CW", location=95.0, duration=30.0, width=1.0), x, 0.15)  # 80..110
-    # nested changes count, a structure without fitted values or changes does not
-    nested = Change("CP", 0, change("CW", location=40.0, duration=10.0, width=1.0), Base("C"),
-                    params={"location": 99.0, "width": 1.0})
+    # a nested change counts, a structure without fitted values or changes does not
+    nested = Change("CP", 0, change("CW", location=80.0, duration=20.0, width=1.0), Base("C"),
+                    params={"location": 40.0, "width": 1.0})  # the window ends at 90
     assert changes_within_latest(nested, x, 0.15)
     assert not changes_within_latest(Change("CP", 0, Base("SE", 0), Base("C")), x, 0.15)
     assert not changes_within_latest(parse("SE(0) + PER(0)"), x, 0.15)
