@@ -19,6 +19,7 @@ from scipy import stats
 from sklearn.base import clone, is_classifier
 from sklearn.utils.validation import check_is_fitted
 
+from .._search._regression import forecast_split
 from ..grammar import FixedStructureGrammar
 from ._decompose import feature_names_of
 
@@ -110,12 +111,11 @@ def forecast_holdout(
     frame = hasattr(X, "iloc")
     x = np.asarray(X, dtype=float).reshape(len(y), -1)[:, 0] if not frame else X.iloc[:, 0].to_numpy(float)
     y = np.asarray(y, dtype=float)
-    order = np.argsort(x, kind="stable")
-    n_test = max(1, int(round(holdout * len(y))))
-    if len(y) - n_test < MIN_FORECAST_TRAINING_ROWS:
+    train, test = forecast_split(x, holdout)
+    n_test = test.size
+    if train.size < MIN_FORECAST_TRAINING_ROWS:
         raise ValueError(f"A hold-out forecast needs at least {MIN_FORECAST_TRAINING_ROWS} training rows before "
                          f"the {n_test} held-out ones; the series has {len(y)} rows.")
-    train, test = order[:-n_test], order[-n_test:]
     rows_of = (lambda idx: X.iloc[idx]) if frame else (lambda idx: x[idx, np.newaxis])
     results = []
 
