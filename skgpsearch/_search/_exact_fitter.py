@@ -235,7 +235,7 @@ def regression_start_hints(parent: CandidateRecord | None, X: np.ndarray, y: np.
     periods = {}
     for c in period_columns:
         low, high = default_hyperparameters("PER", (c,), summary)["period"][1]
-        candidates = period_candidates(X[:, c], residuals, y, low, high, summary.typical_gap((c,)))
+        candidates = period_candidates(X[:, c], residuals, y, low, high, summary.nyquist_spacing((c,)))
         if candidates:
             periods[c] = candidates
     changes = {c: change_locations(X[:, c], residuals) for c in change_columns}

@@ -17,8 +17,10 @@ alpha (RQ)        1                                          [0.1, 1e3]
 period (PER)      geometric mean of its bounds               [2 × median spacing of the distinct values
                                                              (Nyquist for regular sampling; the
                                                              smallest gap of irregular inputs would
-                                                             admit periods that fit noise),
-                                                             range of the column]
+                                                             admit periods that fit noise), or 2 ×
+                                                             the step of the grid they lie on when
+                                                             some are missing (days sampled at
+                                                             random), range of the column]
 lengthscale (PER) 1 (relative to the period)                 [0.05, 50]
 offset (LIN)      mean of the column                         [min − range, max + range]
 variance (WN)     v / 10                                     v × [1e-6, 10]

@@ -511,13 +511,14 @@ class Periodic(CatalogueKernel):
 
 
 def _period(columns, summary):
-    """The geometric mean of [2 × median spacing of the distinct values, range of the column].
+    """The geometric mean of [2 × the sampling step, range of the column].
 
-    Twice the median spacing is the Nyquist period of regular sampling; the
-    smallest gap of irregular inputs would admit periods that fit noise.
+    Twice the step is the Nyquist period: the median spacing of the distinct
+    values, or the step of the grid they lie on when some values are missing
+    from it (:meth:`DataSummary.nyquist_spacing`).
     """
     span = summary.range(columns)
-    gap = summary.typical_gap(columns)
+    gap = summary.nyquist_spacing(columns)
     low = 2.0 * gap if gap is not None else 1e-3 * span
     high = span
     if low >= high:

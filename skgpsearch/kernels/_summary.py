@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
-__all__ = ["DataSummary", "discrete_columns"]
+__all__ = ["DataSummary", "discrete_columns", "sampling_step"]
 
 
 @dataclass(frozen=True)
@@ -31,6 +31,8 @@ class DataSummary:
     lengthscale_floor: np.ndarray | None = None
     #: Per-column: whether the floor is the spacing of a continuous column (``spacing_floor``).
     spacing_floored: np.ndarray | None = None
+    #: Per-column step of the grid the values lie on (see :func:`sampling_step`; None: use ``median_gap``).
+    grid_step: np.ndarray | None = None
 
     @classmethod
     def from_data(
@@ -59,10 +61,12 @@ class DataSummary:
             raise ValueError("X contains NaN or infinity.")
         gaps = np.empty(X.shape[1])
         median_gaps = np.empty(X.shape[1])
+        steps = np.empty(X.shape[1])
         for j in range(X.shape[1]):
             diffs = np.diff(np.unique(X[:, j]))
             gaps[j] = diffs.min() if diffs.size else np.nan
             median_gaps[j] = np.median(diffs) if diffs.size else np.nan
+            steps[j] = sampling_step(diffs)
         target_variance = 1.0
         if y is not None:
             y = np.asarray(y, dtype=float)
@@ -91,6 +95,7 @@ class DataSummary:
             lengthscale_floor=floor,
             median_gap=median_gaps,
             spacing_floored=spacing_floored,
+            grid_step=steps,
         )
 
     @classmethod
@@ -134,6 +139,18 @@ class DataSummary:
         floors = floors[np.isfinite(floors) & (floors > 0)]
         return float(floors.max()) if floors.size else None
 
+    def nyquist_spacing(self, columns: Iterable[int]) -> float | None:
+        """The largest sampling step among ``columns`` (None if none): half the shortest period the data can show.
+
+        The step of the grid the values lie on (:func:`sampling_step`), else
+        the median spacing (:meth:`typical_gap`).
+        """
+        if self.grid_step is None:
+            return self.typical_gap(columns)
+        steps = self.grid_step[list(columns)]
+        steps = steps[np.isfinite(steps) & (steps > 0)]
+        return float(steps.max()) if steps.size else None
+
     def smallest_gap(self, columns: Iterable[int]) -> float | None:
         gaps = self.min_gap[list(columns)]
         gaps = gaps[np.isfinite(gaps) & (gaps > 0)]
@@ -145,6 +162,39 @@ class DataSummary:
         gaps = source[list(columns)]
         gaps = gaps[np.isfinite(gaps) & (gaps > 0)]
         return float(gaps.max()) if gaps.size else None
+
+
+#: A column's values lie on a grid of its smallest gap when every gap is within GRID_TOLERANCE steps of a
+#: whole number of steps, and at least GRID_MIN_SHARE of the gaps, and GRID_MIN_COUNT of them, are one step.
+GRID_TOLERANCE = 0.05
+GRID_MIN_SHARE = 0.05
+GRID_MIN_COUNT = 10
+
+
+def sampling_step(gaps: np.ndarray) -> float:
+    """The step that sets the shortest period visible in a column, from its gaps between sorted distinct values.
+
+    Days sampled at random (a daily series with most days missing) have a
+    median gap of several days, yet a weekly cycle shows in them: the values
+    lie on a grid of one day, so only periods under two days alias. When the
+    gaps are whole multiples of the smallest one and that one is common, the
+    step is the smallest gap; otherwise (regular sampling, calendar months,
+    irregular times, a stray close pair, too few gaps to tell) it is the
+    median gap: irregular times have no grid, and their smallest gap would
+    admit periods that fit noise. NaN without gaps.
+    """
+    gaps = np.asarray(gaps, dtype=float)
+    if gaps.size == 0:
+        return float("nan")
+    median = float(np.median(gaps))
+    step = float(gaps.min())
+    if not step > 0:
+        return median
+    multiples = gaps / step
+    on_grid = np.max(np.abs(multiples - np.round(multiples))) <= GRID_TOLERANCE
+    one_step = np.round(multiples) == 1
+    common = one_step.sum() >= GRID_MIN_COUNT and one_step.mean() >= GRID_MIN_SHARE
+    return step if on_grid and common else median
 
 
 def discrete_columns(X: ArrayLike) -> np.ndarray:

@@ -157,6 +157,26 @@ def test_periodic_structure_on_mauna_loa():
     assert periods and periods[0] == pytest.approx(1.0, rel=0.01)  # one year
 
 
+def test_a_weekly_cycle_in_days_sampled_at_random():
+    # a fifth of the days of three years, in years: the median gap (4 days) is over half a week, so a
+    # period bound of twice the median gap would hide the cycle; the days' grid shows it
+    rng = np.random.default_rng(3)
+    days = np.sort(rng.choice(3 * 365, size=200, replace=False))
+    assert np.median(np.diff(days)) == 4
+    weekly = np.array([0.0, 1.0, 1.5, 1.2, 0.8, -2.0, -2.5])
+
+    def series(d):
+        return 10 + weekly[d % 7]
+
+    X, y = (1990 + days / 365.0)[:, None], series(days) + 0.3 * rng.normal(size=days.size)
+    model = CompositionalGPRegressor(base_kernels=("SE", "PER"), max_depth=1, random_state=0).fit(X, y)
+    periods = [leaf.params["period"] for leaf in model.structure_.leaves if leaf.name == "PER"]
+    assert periods and periods[0] * 365 == pytest.approx(7.0, rel=0.005)
+    ahead = np.arange(3 * 365, 3 * 365 + 28)  # the next four weeks
+    error = model.predict((1990 + ahead / 365.0)[:, None]) - series(ahead)
+    assert np.sqrt(np.mean(error**2)) < 0.3  # the cycle's spread is 1.4, the noise's 0.3
+
+
 def test_prediction_matches_sklearn_with_the_fitted_kernel(additive_interaction_data):
     X, y = additive_interaction_data
     X, y = X[:100], y[:100]

@@ -201,10 +201,42 @@ def test_periodic_period_bounds_nyquist_to_range():
     assert default_hyperparameters("PER", (0,), s)["lengthscale"] == (1.0, (0.05, 50.0))
 
     # Irregular sampling: the median interval counts (gaps 1, 2, 4), not the smallest one, which
-    # would admit periods short enough to fit noise.
+    # would admit periods short enough to fit noise (three gaps are too few to show a grid).
     s = DataSummary.from_data(X_KNOWN)
     _, (low, high) = default_hyperparameters("PER", (0,), s)["period"]
     assert (low, high) == pytest.approx((4.0, 7.0))
+
+
+def _period_low(x):
+    return default_hyperparameters("PER", (0,), DataSummary.from_data(np.asarray(x)[:, None]))["period"][1][0]
+
+
+def test_days_sampled_at_random_admit_periods_down_to_two_days():
+    # a quarter of the days of four years, in years as the shared births series has them: the median gap
+    # is about 4 days, but a weekly cycle shows, as the values lie on a grid of one day
+    rng = np.random.default_rng(0)
+    days = np.sort(rng.choice(4 * 365, size=365, replace=False))
+    assert np.median(np.diff(days)) >= 3
+    assert _period_low(1977 + days / 365.0) == pytest.approx(2 / 365.0)
+    assert _period_low(days.astype(float)) == pytest.approx(2.0)
+
+
+def test_the_median_spacing_bounds_the_period_without_a_grid():
+    rng = np.random.default_rng(1)
+    # irregular times: no grid, whatever the smallest gap
+    times = np.sort(rng.uniform(0, 100, size=200))
+    assert _period_low(times) == pytest.approx(2 * np.median(np.diff(times)))
+    # calendar months in years (gaps of 28-31 days): not whole multiples of the shortest month
+    months = (np.datetime64("1990-01", "M") + np.arange(120)).astype("datetime64[D]").astype(float)
+    gaps = np.diff(months)
+    assert gaps.min() == 28 and np.median(gaps) == 31
+    assert _period_low(months) == pytest.approx(62.0)
+    # a regular series with one stray close pair: one short gap is not a grid
+    hours = np.append(np.arange(500.0), 250.25)
+    assert _period_low(hours) == pytest.approx(2.0)
+    # whole multiples but the one-step gap rare (under 5 % of the gaps): the median counts
+    sparse = np.cumsum(np.where(np.arange(400) % 40 == 0, 1.0, 5.0))
+    assert _period_low(sparse) == pytest.approx(10.0)
 
 
 def test_linear_defaults_one_column():
