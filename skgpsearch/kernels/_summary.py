@@ -164,9 +164,12 @@ class DataSummary:
         return float(gaps.max()) if gaps.size else None
 
 
-#: A column's values lie on a grid of its smallest gap when every gap is within GRID_TOLERANCE steps of a
-#: whole number of steps, and at least GRID_MIN_SHARE of the gaps, and GRID_MIN_COUNT of them, are one step.
+#: A column's values lie on a grid of its smallest gap when every gap of about k steps is within
+#: GRID_TOLERANCE + GRID_DRIFT * k steps of k, and at least GRID_MIN_SHARE of the gaps, and GRID_MIN_COUNT
+#: of them, are one step. GRID_DRIFT allows a step whose length varies a little, as a day does in decimal
+#: years when a year has 365 or 366 days (0.27 %).
 GRID_TOLERANCE = 0.05
+GRID_DRIFT = 0.003
 GRID_MIN_SHARE = 0.05
 GRID_MIN_COUNT = 10
 
@@ -191,8 +194,9 @@ def sampling_step(gaps: np.ndarray) -> float:
     if not step > 0:
         return median
     multiples = gaps / step
-    on_grid = np.max(np.abs(multiples - np.round(multiples))) <= GRID_TOLERANCE
-    one_step = np.round(multiples) == 1
+    whole = np.round(multiples)
+    on_grid = bool(np.all(np.abs(multiples - whole) <= GRID_TOLERANCE + GRID_DRIFT * whole))
+    one_step = whole == 1
     common = one_step.sum() >= GRID_MIN_COUNT and one_step.mean() >= GRID_MIN_SHARE
     return step if on_grid and common else median
 

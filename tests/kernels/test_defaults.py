@@ -219,6 +219,14 @@ def test_days_sampled_at_random_admit_periods_down_to_two_days():
     assert np.median(np.diff(days)) >= 3
     assert _period_low(1977 + days / 365.0) == pytest.approx(2 / 365.0)
     assert _period_low(days.astype(float)) == pytest.approx(2.0)
+    # in decimal years with each year's own length (365 or 366 days): a day is 0.27 % longer in one
+    # year than in the next, which drifts over a gap of weeks but keeps the grid
+    dates = np.datetime64("1979-01-01") + days
+    years = dates.astype("datetime64[Y]")
+    length = ((years + 1).astype("datetime64[D]") - years.astype("datetime64[D]")).astype(float)
+    decimal = 1970 + years.astype(float) + (dates - years.astype("datetime64[D]")).astype(float) / length
+    assert set(length) == {365.0, 366.0} and np.diff(days).max() >= 20
+    assert _period_low(decimal) == pytest.approx(2 / 365.0, rel=0.01)
 
 
 def test_the_median_spacing_bounds_the_period_without_a_grid():
