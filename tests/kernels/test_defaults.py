@@ -234,7 +234,7 @@ def test_the_median_spacing_bounds_the_period_without_a_grid():
     # irregular times: no grid, whatever the smallest gap
     times = np.sort(rng.uniform(0, 100, size=200))
     assert _period_low(times) == pytest.approx(2 * np.median(np.diff(times)))
-    # calendar months in years (gaps of 28-31 days): not whole multiples of the shortest month
+    # the first days of calendar months, in days (gaps of 28-31 days): not whole multiples of the shortest
     months = (np.datetime64("1990-01", "M") + np.arange(120)).astype("datetime64[D]").astype(float)
     gaps = np.diff(months)
     assert gaps.min() == 28 and np.median(gaps) == 31
