@@ -135,9 +135,7 @@ class DataSummary:
         """The largest lengthscale floor among ``columns`` (None without one)."""
         if self.lengthscale_floor is None:
             return None
-        floors = self.lengthscale_floor[list(columns)]
-        floors = floors[np.isfinite(floors) & (floors > 0)]
-        return float(floors.max()) if floors.size else None
+        return _positive(self.lengthscale_floor, columns, max)
 
     def nyquist_spacing(self, columns: Iterable[int]) -> float | None:
         """The largest sampling step among ``columns`` (None if none): half the shortest period the data can show.
@@ -147,21 +145,21 @@ class DataSummary:
         """
         if self.grid_step is None:
             return self.typical_gap(columns)
-        steps = self.grid_step[list(columns)]
-        steps = steps[np.isfinite(steps) & (steps > 0)]
-        return float(steps.max()) if steps.size else None
+        return _positive(self.grid_step, columns, max)
 
     def smallest_gap(self, columns: Iterable[int]) -> float | None:
-        gaps = self.min_gap[list(columns)]
-        gaps = gaps[np.isfinite(gaps) & (gaps > 0)]
-        return float(gaps.min()) if gaps.size else None
+        return _positive(self.min_gap, columns, min)
 
     def typical_gap(self, columns: Iterable[int]) -> float | None:
         """The largest median spacing of distinct values among ``columns`` (None if none)."""
-        source = self.min_gap if self.median_gap is None else self.median_gap
-        gaps = source[list(columns)]
-        gaps = gaps[np.isfinite(gaps) & (gaps > 0)]
-        return float(gaps.max()) if gaps.size else None
+        return _positive(self.min_gap if self.median_gap is None else self.median_gap, columns, max)
+
+
+def _positive(values: np.ndarray, columns: Iterable[int], reduce) -> float | None:
+    """``reduce`` (min or max) of the positive finite ``values`` of ``columns`` (None if there are none)."""
+    chosen = values[list(columns)]
+    chosen = chosen[np.isfinite(chosen) & (chosen > 0)]
+    return float(reduce(chosen)) if chosen.size else None
 
 
 #: A column's values lie on a grid of its smallest gap when every gap of about k steps is within
