@@ -228,7 +228,7 @@ def _regression_density(models_weights, X, y):
 def run_ours(task, X_train, y_train, X_test, y_test, n_jobs):
     scaler = StandardScaler().fit(X_train)
     Xs, X_test_scaled = scaler.transform(X_train), scaler.transform(X_test)
-    # selection="loo" gives every rule's finalists; the default ("auto") is "stacking" with 2+ columns, else "criterion"
+    # selection="loo" gives every rule's finalists; the default ("auto") is "stacking", "forecast" on a series
     estimator = (RecordingClassifier if task == "classification" else RecordingRegressor)(
         random_state=0, n_jobs=n_jobs, selection="loo")
     start = time.perf_counter()
@@ -251,8 +251,9 @@ def run_ours(task, X_train, y_train, X_test, y_test, n_jobs):
                                              "baseline": r.baseline}
                         for _, o in estimator._recorded for r in o.finalists}
     if task == "regression" and X_train.shape[1] == 1:
-        # one column: the default select stage forecasts held-out latest rows, which the finalists recorded
-        # under selection="loo" cannot replay; the estimator with its defaults gives the default's scores
+        # one column: the default select stage forecasts a series' latest rows (a column that looks like a time
+        # index), which the finalists recorded under selection="loo" cannot replay; the estimator with its
+        # defaults gives the default's scores
         default = CompositionalGPRegressor(random_state=0, n_jobs=n_jobs)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -414,7 +415,7 @@ def _fold_values(result, method, metric):
         rule = method[len("ours: "):]
         folds_done = result.get("ours", {})
         if rule == "default":  # folds searched with selection="loo" on 2+ columns: today's "auto" rule there
-            auto = resolve_selection("auto", has_loo=True, n_features=2)
+            auto = resolve_selection("auto", has_loo=True)
             default = {"loo": "stacking-clear" if auto == "stacking" else auto, "criterion": "default"}
             values = [f[default[f["selection"]]][metric] for f in folds_done.values() if default[f["selection"]] in f]
         else:

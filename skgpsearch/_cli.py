@@ -20,6 +20,7 @@ import numpy as np
 
 from . import OutlierWarning, __version__, print_progress, search_progress
 from .criteria import criterion_names
+from .kernels import looks_like_time_index
 
 MIN_ROWS = 5
 
@@ -90,9 +91,9 @@ def _parser():
     changes = discover.add_mutually_exclusive_group()
     changes.add_argument("--changepoints", action="store_true",
                          help="regression: search changepoints and change windows (CP, CW) on every column "
-                         "(default: on a series, one input column, only)")
+                         "(default: on one input column only)")
     changes.add_argument("--no-changepoints", action="store_true",
-                         help="regression: no changepoints or change windows, also on a series")
+                         help="regression: no changepoints or change windows, also on one input column")
     discover.add_argument("--model-averaging", type=int, default=None, metavar="K",
                           help="regression: predict with the weighted mixture of the K best structures")
     discover.add_argument("--robust", action="store_true",
@@ -255,7 +256,7 @@ def _discover(args):
         comparison = compare_with_random_forest(model, X, y, cv=5, random_state=args.random_state,
                                                 n_jobs=args.n_jobs, feature_names=features)
         print(comparison_table(comparison))
-        if task == "regression" and len(features) == 1:
+        if task == "regression" and len(features) == 1 and looks_like_time_index(np.asarray(X, dtype=float)):
             forecast = _print_forecast(model, X, y, args, features)
     if args.report:
         _write_report(model, X, y, args.report, comparison=comparison, compare=False, target_name=args.target,

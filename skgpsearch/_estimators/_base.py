@@ -289,8 +289,8 @@ class StructureSearchMixin:
             max_fits_per_depth=self._fits_per_depth(model_fitter.X.shape[1]),
             time_budget=self._search_time_budget(),
             model_averaging=self.model_averaging,
-            selection=resolve_selection(self.selection, model_fitter.has_loo, model_fitter.X.shape[1],
-                                        model_fitter.forecasts),
+            selection=resolve_selection(self.selection, model_fitter.has_loo, model_fitter.forecasts,
+                                        model_fitter.is_series),
             min_improvement=self._min_improvement(criterion),
             # one structure, or one level: its candidates are the finalists, nothing to explore cheaply
             explore_effort=("full" if grammar.single_structure or self.max_depth == 1

@@ -70,8 +70,9 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
         ``CP(column, A, B)`` changes from structure A to B around a fitted
         location and width, ``CW(column, A, B)`` is B inside a window and A
         outside. ``"auto"`` (the series default): ``("CP", "CW")`` on one
-        input column fitted by the exact engine (up to 3000 rows; the select
-        stage then forecasts the series' latest rows), none otherwise. On
+        input column fitted by the exact engine (up to 3000 rows; for a
+        series, the select stage then forecasts its latest rows), none
+        otherwise. On
         the 11 series of ``benchmarks/extrapolation.py`` they improved the
         forecasts of call-centre (RMSE 160 -> 44: a level drop), wages (16.6
         -> 13.3) and solar (0.53 -> 0.47), made sulphuric's worse (62 -> 73),
@@ -195,20 +196,25 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
         mixture of finalists whose weights maximise that held-out log score,
         each finalist's densities discounted by one nat per hyperparameter
         fitted on the same rows (``"stacking"``, Yao et al. 2018; see the
-        user guide); or, for one input column (a
-        series), by forecasting: each finalist is refitted on the first 85 %
+        user guide); or, for one input column, by forecasting: each finalist is refitted on the first 85 %
         of the rows in the column's order and the one whose forecast of the
         rest has the highest log predictive density is chosen
         (``"forecast"``; the two best finalists' trend variants, each plus a
         ``LIN`` term, compete too; when the finalist with the best criterion
         changes -- a changepoint, a change window's start or end -- within
         those last 15 %, the criterion chooses, since no refit on the rows
-        before can place that change). ``"auto"``: ``"stacking"`` with two or more columns,
-        ``"forecast"`` on one column (leaving one point out of a series
-        rewards interpolating between neighbours, and the evidence a flexible
-        trend that reverts to the mean beyond the data), and ``"criterion"``
-        with the sparse approximation or Student-t noise. ``finalists_``
-        lists the finalists with their scores.
+        before can place that change). ``"auto"``: ``"forecast"`` for a
+        series -- one input column that looks like a time index: at most 5 %
+        of its values repeated, and a regular step, possibly with times
+        missing (:func:`skgpsearch.kernels.looks_like_time_index`) -- since
+        leaving one point out of a series rewards interpolating between
+        neighbours, and the evidence a flexible trend that reverts to the
+        mean beyond the data; ``"stacking"`` otherwise (two or more columns,
+        or one covariate with irregular or repeated values, such as an income
+        or a dose, whose model predicts between its values), and
+        ``"criterion"`` with the sparse approximation. Set
+        ``selection="forecast"`` to forecast an irregularly sampled series.
+        ``finalists_`` lists the finalists with their scores.
     min_improvement : float or "auto", default="auto"
         Stop the search when a depth improves the best criterion by no more
         than this (its improvement is kept); 0 stops only when a depth does
@@ -460,15 +466,15 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
         return self
 
     def _change_operators(self, fitter: RegressionModelFitter) -> tuple[str, ...] | None:
-        """The change operators of the named grammar: ``change_operators``, or for "auto" those of a series.
+        """The change operators of the named grammar: ``change_operators``, or for "auto" those of one column.
 
-        A series is what the select stage forecasts: one input column fitted by the exact engine, searched
-        over a grammar that takes change operators.
+        "auto" turns them on for one input column fitted by the exact engine (a series, or one covariate,
+        whose noise or behaviour can change along it), searched over a grammar that takes change operators.
         """
         if isinstance(self.change_operators, str) and self.change_operators == "auto":
-            series = fitter.forecasts and not isinstance(self.grammar, Grammar) and \
+            one_column = fitter.forecasts and not isinstance(self.grammar, Grammar) and \
                 get_grammar(self.grammar).takes_change_operators
-            return SERIES_CHANGE_OPERATORS if series else None
+            return SERIES_CHANGE_OPERATORS if one_column else None
         return None if self.change_operators is None else tuple(self.change_operators)
 
     def _model_fitter(self, X, y, criterion, make_estimator=None) -> RegressionModelFitter:

@@ -228,6 +228,7 @@ class BinaryClassificationModelFitter:
     has_loo = True
     #: A classifier's select stage never forecasts a series.
     forecasts = False
+    is_series = False
 
     def forecast_log_density(self, record: CandidateRecord, fraction: float, seed: int) -> tuple[None, None]:
         """No forecast densities for classification (``forecasts`` is False)."""

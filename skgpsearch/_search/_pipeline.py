@@ -228,6 +228,8 @@ class ModelFitter(Protocol):
     has_loo: bool
     #: Whether its records can forecast the end of a series from its start (select by "forecast").
     forecasts: bool
+    #: Whether its data are a series (one input column that looks like a time index): "auto" forecasts.
+    is_series: bool
     #: In a leave-one-out selection, a structure of the search competes only if it beats the best baseline
     #: by this many standard errors (see COMPOSITE_MARGIN_SE); None: every finalist competes.
     baseline_margin_se: float | None
@@ -752,20 +754,23 @@ def finalists_table(outcome: PipelineResult) -> dict[str, list]:
     return table
 
 
-def resolve_selection(selection: str, has_loo: bool, n_features: int, forecasts: bool = False) -> str:
-    """The select stage's rule for an estimator's ``selection``, its engine and the data's columns.
+def resolve_selection(selection: str, has_loo: bool, forecasts: bool = False, is_series: bool = False) -> str:
+    """The select stage's rule for an estimator's ``selection``, its engine and its data.
 
-    ``"auto"`` is ``"stacking"`` for tabular data (two or more columns) where
-    the engine gives leave-one-out densities (on ``benchmarks/tabular.py`` it
-    predicted better than ``"loo"`` and ``"criterion"``). On one column (a
-    series, or a function of one input) it is ``"forecast"`` where the model
-    fitter can refit its finalists on the start of the series: leaving one
-    point out measures interpolation between neighbours, which a
-    short-lengthscale kernel wins (on Mauna Loa it preferred SE + LIN to
-    SE + PER, BIC 64 nats lower, with worse forecasts), while the evidence
-    prefers flexible trends that revert to the mean beyond the data; a
-    forecast of the series' latest rows judges what a series model is for
-    (``benchmarks/extrapolation.py``). Otherwise ``"criterion"``.
+    ``"auto"`` is ``"forecast"`` for a series (``is_series``: one input
+    column that looks like a time index, where the model fitter can refit its
+    finalists on the start of the series): leaving one point out measures
+    interpolation between neighbours, which a short-lengthscale kernel wins
+    (on Mauna Loa it preferred SE + LIN to SE + PER, BIC 64 nats lower, with
+    worse forecasts), while the evidence prefers flexible trends that revert
+    to the mean beyond the data; a forecast of the series' latest rows judges
+    what a series model is for (``benchmarks/extrapolation.py``). Otherwise
+    -- a table, or one covariate with irregular or repeated values, whose
+    model predicts between its values -- it is ``"stacking"`` where the
+    engine gives leave-one-out densities (on ``benchmarks/tabular.py`` it
+    predicted better than ``"loo"`` and ``"criterion"``; on one covariate as
+    well as or better than forecasting its largest values, but for mcycle's
+    mean MSLL: see the regression guide), else ``"criterion"``.
 
     Raises
     ------
@@ -773,9 +778,9 @@ def resolve_selection(selection: str, has_loo: bool, n_features: int, forecasts:
         For a rule the engine cannot serve, naming the alternatives.
     """
     if selection == "auto":
-        if n_features >= 2:
-            return "stacking" if has_loo else "criterion"
-        return "forecast" if forecasts else "criterion"
+        if forecasts and is_series:
+            return "forecast"
+        return "stacking" if has_loo else "criterion"
     if selection not in SELECTIONS:
         raise ValueError(f"Unknown selection {selection!r}; use 'auto' or one of {', '.join(SELECTIONS)}.")
     if selection == "forecast" and not forecasts:

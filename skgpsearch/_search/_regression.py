@@ -26,7 +26,7 @@ from .._engine._linalg import NumericalError
 from .._engine._sparse import SparsePosterior, choose_inducing_inputs
 from ..criteria import LogMarginalLikelihood, SelectionCriterion
 from ..grammar import Expr, Grammar
-from ..kernels import DataSummary, to_kernel
+from ..kernels import DataSummary, looks_like_time_index, to_kernel
 from . import _pipeline
 from ._candidate_fitter import EXPLORE_THEN_POLISH, CandidateFitter, with_effort
 from ._diagnostics import MAD_TO_SD
@@ -207,6 +207,12 @@ class RegressionModelFitter:
         costs a few of its fits.
         """
         return self.X.shape[1] == 1 and self.engine == "exact"
+
+    @property
+    def is_series(self) -> bool:
+        """Whether the data are a series: one input column that looks like a time index
+        (:func:`skgpsearch.kernels.looks_like_time_index`), whose select stage forecasts by default."""
+        return self.forecasts and looks_like_time_index(self.X[:, 0])
 
     def forecast_log_density(self, record: CandidateRecord, fraction: float,
                              seed: int) -> tuple[np.ndarray | None, CandidateRecord]:

@@ -20,6 +20,7 @@ from sklearn.model_selection import BaseCrossValidator, KFold, StratifiedKFold, 
 from sklearn.utils.validation import check_is_fitted
 
 from .._search._diagnostics import advice_for
+from ..kernels import looks_like_time_index
 from ._decompose import feature_names_of, structure_text
 from ._describe import _with_names, describe, finalist_label, held_out_column
 from ._forecast import forecast_holdout, forecast_table, plot_forecast, refit_copy
@@ -177,7 +178,8 @@ def write_report(
     forecast : bool, optional
         Add a time-ordered hold-out forecast (:func:`forecast_holdout`: fit on the
         first 80 % of the rows in input order, forecast the rest, with ``refit``).
-        By default, for a regressor with one input column (a series).
+        By default, for a regressor on a series: one input column that looks
+        like a time index (:func:`skgpsearch.kernels.looks_like_time_index`).
     forecast_result : dict, optional
         A result of :func:`forecast_holdout` already computed (then ``forecast`` is not used).
     max_candidates_listed : int, default=25
@@ -231,7 +233,7 @@ def write_report(
         )
         sections.append(("Comparison with a RandomForest", "table", note + "\n\n" + comparison_table(comparison)))
     if forecast is None:
-        forecast = task == "regression" and len(names) == 1
+        forecast = task == "regression" and len(names) == 1 and looks_like_time_index(np.asarray(X, dtype=float))
     if forecast_result is None and forecast:
         forecast_result = forecast_holdout(estimator, X, y, refit=refit, random_state=random_state,
                                            feature_names=names)

@@ -38,7 +38,7 @@ from ._convert import from_kernel, inherit_values, to_kernel
 from ._core import StationaryProfile
 from ._defaults import change_defaults, default_hyperparameters, unit_amplitude
 from ._specs import KERNEL_CLASSES, SPECS, KernelSpec, SklearnReader, get_spec
-from ._summary import DataSummary, discrete_columns
+from ._summary import DataSummary, discrete_columns, looks_like_time_index
 
 __all__ = [
     "ActiveColumns",
@@ -77,6 +77,7 @@ __all__ = [
     "from_kernel",
     "get_spec",
     "inherit_values",
+    "looks_like_time_index",
     "to_kernel",
     "unit_amplitude",
 ]

@@ -714,8 +714,10 @@ def test_the_baselines_compete_as_finalists_and_held_out_prediction_selects(inte
 
 def test_selection_rules_and_their_errors(interaction_fit):
     _, X, y = interaction_fit
-    one_column = cheap(base_kernels=("SE", "LIN")).fit(X[:, :1], y)
-    assert one_column.selection_ == "forecast"  # the default on one column
+    # a covariate drawn at random is a table of one column; "forecast" extends it beyond its largest values
+    assert cheap(base_kernels=("SE", "LIN")).fit(X[:, :1], y).selection_ == "stacking"
+    one_column = cheap(base_kernels=("SE", "LIN"), selection="forecast").fit(X[:, :1], y)
+    assert one_column.selection_ == "forecast"
     table = one_column.finalists_
     assert len(table["structure"]) >= 2 and all(v is None for v in table["loo_log_density"])
     forecast = table["forecast_log_density"]
@@ -724,7 +726,7 @@ def test_selection_rules_and_their_errors(interaction_fit):
     assert forecast[chosen] >= max(forecast) - 1.0
     assert all(table["criterion"][chosen] >= c for c, f in zip(table["criterion"], forecast) if f >= max(forecast) - 1.0)
     # densities in the target's units: scaling the target by 10 shifts each by -log(10) per forecast row
-    scaled = cheap(base_kernels=("SE", "LIN")).fit(X[:, :1], 10 * y)
+    scaled = cheap(base_kernels=("SE", "LIN"), selection="forecast").fit(X[:, :1], 10 * y)
     n_held = round(0.15 * len(y))
     np.testing.assert_allclose(scaled.finalists_["forecast_log_density"],
                                np.array(forecast) - n_held * np.log(10), rtol=1e-5)

@@ -443,6 +443,19 @@ def test_feature_names_can_be_given_to_a_model_fitted_on_arrays(periodic_regress
     assert "(time)" in figures[0]._suptitle.get_text()
     text = write_report(model, t, y, tmp_path / "r.md", feature_names=["time"], compare=False).read_text()
     assert "PER(time)" in text and "x0" not in text
+    assert "## Hold-out forecast" in text  # a series (a regular time index): forecast by default
+
+
+def test_the_report_forecasts_a_series_but_not_a_covariate(tmp_path):
+    rng = np.random.default_rng(4)
+    dose = rng.lognormal(0.0, 0.5, size=40)[:, None]  # drawn as it comes: irregular, no time index
+    y = np.log(dose[:, 0]) + 0.1 * rng.normal(size=40)
+    model = CompositionalGPRegressor(base_kernels=("SE",), max_depth=1, random_state=0).fit(dose, y)
+    assert model.selection_ == "stacking"
+    text = write_report(model, dose, y, tmp_path / "dose.md", compare=False).read_text()
+    assert "Hold-out forecast" not in text
+    text = write_report(model, dose, y, tmp_path / "dose.md", compare=False, forecast=True).read_text()
+    assert "## Hold-out forecast" in text
     with pytest.raises(ValueError, match="1 features"):
         plot_fit(model, feature_names=["a", "b"])
 

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from skgpsearch.kernels import DataSummary, default_hyperparameters, unit_amplitude
+from skgpsearch.kernels import DataSummary, default_hyperparameters, looks_like_time_index, unit_amplitude
 
 KINDS = ["SE", "RQ", "PER", "CPER", "LIN", "M12", "M32", "M52", "C", "WN"]
 EXPECTED_KEYS = {
@@ -317,3 +317,34 @@ def test_negative_column_raises(kind):
     s = DataSummary.from_data(X_KNOWN, Y_KNOWN)
     with pytest.raises(ValueError, match="column"):
         default_hyperparameters(kind, (-1,), s)
+
+
+def test_a_series_looks_like_a_time_index():
+    rng = np.random.default_rng(2)
+    # months in decimal years, with a few missing
+    months = 1949 + np.delete(np.arange(240), [17, 90, 91]) / 12.0
+    # calendar months in days (28-31 days: no grid, but every gap near the median's whole multiples)
+    calendar = (np.datetime64("1990-01", "M") + np.arange(120)).astype("datetime64[D]").astype(float)
+    # a quarter of the days of four years (the shared births series): irregular gaps, on a grid of one day
+    days = np.sort(rng.choice(4 * 365, size=365, replace=False)).astype(float)
+    # hourly readings with a time recorded twice at 8 of 900 hours (the shared internet series: 0.9 %)
+    hours = np.sort(np.append(np.arange(900.0), rng.choice(900, size=8, replace=False)))
+    for values in (months, calendar, days, hours, np.array([3.0, 1.0, 2.0])):
+        assert looks_like_time_index(values)
+    assert looks_like_time_index(rng.permutation(months))  # the rows' order does not matter
+
+
+def test_a_covariate_does_not_look_like_a_time_index():
+    rng = np.random.default_rng(3)
+    # incomes or doses drawn as they come: irregular gaps
+    assert not looks_like_time_index(rng.lognormal(7.0, 0.5, size=235))
+    assert not looks_like_time_index(rng.uniform(0, 10, size=300))
+    # rounded to a grid, but repeated (a value shared by several measurements): 13 % of the values here
+    rounded = np.round(rng.uniform(0, 10, size=300), 2)
+    assert 1 - np.unique(rounded).size / rounded.size > 0.05
+    assert not looks_like_time_index(rounded)
+    # repeated runs of one experiment on a common clock (mcycle's crash tests): 3 runs of 50 times
+    assert not looks_like_time_index(np.tile(np.arange(50.0), 3))
+    # one value, or a series with a time recorded twice in 6 % of its rows
+    assert not looks_like_time_index(np.ones(20))
+    assert not looks_like_time_index(np.append(np.arange(100.0), np.arange(0.0, 100.0, 16.0)))

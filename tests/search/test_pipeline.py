@@ -385,12 +385,17 @@ def test_stacking_discounts_the_optimism_of_each_finalists_hyperparameters(disco
 
 
 def test_resolve_selection():
-    assert resolve_selection("auto", has_loo=True, n_features=3) == "stacking"
-    assert resolve_selection("auto", has_loo=True, n_features=1) == "criterion"
-    assert resolve_selection("auto", has_loo=False, n_features=3) == "criterion"
-    assert resolve_selection("stacking", has_loo=True, n_features=1) == "stacking"
+    assert resolve_selection("auto", has_loo=True) == "stacking"
+    assert resolve_selection("auto", has_loo=False) == "criterion"
+    # one column: a series forecasts, one covariate (irregular or repeated values) is a table of one column
+    assert resolve_selection("auto", has_loo=True, forecasts=True, is_series=True) == "forecast"
+    assert resolve_selection("auto", has_loo=True, forecasts=True, is_series=False) == "stacking"
+    assert resolve_selection("stacking", has_loo=True, forecasts=True, is_series=True) == "stacking"
+    assert resolve_selection("forecast", has_loo=True, forecasts=True, is_series=False) == "forecast"
     with pytest.raises(ValueError, match="sparse approximation does not have.*selection='criterion'"):
-        resolve_selection("loo", has_loo=False, n_features=3)
+        resolve_selection("loo", has_loo=False)
+    with pytest.raises(ValueError, match="needs one input column"):
+        resolve_selection("forecast", has_loo=True, forecasts=False)
 
 
 def test_a_spent_budget_fits_no_finalists():
