@@ -306,8 +306,6 @@ def _candidates_table(estimator, names, limit):
 
 def _finalists_table(estimator: Any, names: Sequence[str]) -> str:
     """The structures the final model was chosen from, with their criterion, held-out score and weight ('' if none)."""
-    from ..grammar import parse
-
     table = getattr(estimator, "finalists_", None)
     if not table or not table["structure"]:
         return ""
