@@ -69,7 +69,7 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
         Change operators of the compositional grammar (Lloyd et al. 2014):
         ``CP(column, A, B)`` changes from structure A to B around a fitted
         location and width, ``CW(column, A, B)`` is B inside a window and A
-        outside. ``"auto"`` (the series default): ``("CP", "CW")`` on one
+        outside. ``"auto"`` (the one-column default): ``("CP", "CW")`` on one
         input column fitted by the exact engine (up to 3000 rows; for a
         series, the select stage then forecasts its latest rows), none
         otherwise. On
@@ -196,9 +196,10 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
         mixture of finalists whose weights maximise that held-out log score,
         each finalist's densities discounted by one nat per hyperparameter
         fitted on the same rows (``"stacking"``, Yao et al. 2018; see the
-        user guide); or, for one input column, by forecasting: each finalist is refitted on the first 85 %
-        of the rows in the column's order and the one whose forecast of the
-        rest has the highest log predictive density is chosen
+        user guide); or, for one input column, by forecasting: each finalist
+        is refitted on the first 85 % of the rows in the column's order and
+        the one whose forecast of the rest has the highest log predictive
+        density is chosen
         (``"forecast"``; the two best finalists' trend variants, each plus a
         ``LIN`` term, compete too; when the finalist with the best criterion
         changes -- a changepoint, a change window's start or end -- within

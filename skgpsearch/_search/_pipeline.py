@@ -768,9 +768,9 @@ def resolve_selection(selection: str, has_loo: bool, forecasts: bool = False, is
     -- a table, or one covariate with irregular or repeated values, whose
     model predicts between its values -- it is ``"stacking"`` where the
     engine gives leave-one-out densities (on ``benchmarks/tabular.py`` it
-    predicted better than ``"loo"`` and ``"criterion"``; on one covariate as
-    well as or better than forecasting its largest values, but for mcycle's
-    mean MSLL: see the regression guide), else ``"criterion"``.
+    predicted better than ``"loo"`` and ``"criterion"``; on six covariates
+    better than forecasting their largest values or about as well, mcycle's
+    mean MSLL apart: see the regression guide), else ``"criterion"``.
 
     Raises
     ------
