@@ -362,6 +362,30 @@ def test_default_on_one_column_finds_noise_that_grows_along_the_input():
     assert 3.5 < std[1] / std[0] < 12.0
 
 
+def test_noise_that_varies_along_the_input_keeps_a_constant_floor(monkeypatch):
+    # y = 2x + noise with standard deviation 0.3 |x - 4|: the LIN * WN term vanishes at its offset near 4
+    import skgpsearch._search._exact_fitter as exact_fitter_module
+    from skgpsearch.grammar import FixedStructureGrammar
+
+    rng = np.random.default_rng(1)
+    x = np.sort(rng.uniform(1.0, 10.0, 150))[:, np.newaxis]
+    y = 2.0 * x[:, 0] + rng.normal(0.0, 0.3 * np.abs(x[:, 0] - 4.0))
+    share = exact_fitter_module.VARYING_NOISE_FLOOR
+    floor = np.sqrt(share * np.var(y))
+
+    def spread(noise_floor):
+        monkeypatch.setattr(exact_fitter_module, "VARYING_NOISE_FLOOR", noise_floor)
+        model = CompositionalGPRegressor(grammar=FixedStructureGrammar(parse("LIN(0) + LIN(0) * WN")), max_depth=1,
+                                         random_state=0).fit(x, y)
+        return model.predict(np.array([[4.0], [9.5]]), return_std=True)[1]
+
+    unfloored = spread(0.0)
+    assert unfloored[0] < 0.5 * floor  # nearly certain of a new row where its noise term vanishes
+    floored = spread(share)
+    assert floored[0] >= 0.99 * floor
+    assert 0.8 < floored[1] < 3.2  # the truth there: 1.65
+
+
 def test_automatic_base_kernels_depend_on_the_columns(additive_interaction_data):
     X, y = additive_interaction_data
     kinds = lambda model: {parse(s).leaves[0].name for s, d in zip(model.search_results_["structure"],
