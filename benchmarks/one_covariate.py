@@ -18,16 +18,10 @@ Run:  python benchmarks/one_covariate.py [--datasets engel diabetes_bmi] [--n-jo
 """
 
 import argparse
-import time
-import warnings
 
 import numpy as np
-from scipy import stats
 from sklearn.model_selection import KFold
-from sklearn.pipeline import make_pipeline
-from sklearn.preprocessing import StandardScaler
 
-from skgpsearch import CompositionalGPRegressor
 from skgpsearch.kernels import looks_like_time_index
 import tabular
 import unseen
@@ -56,19 +50,6 @@ def load(name):
     raise ValueError(f"Unknown dataset {name!r}; use one of {', '.join(DATASETS)}.")
 
 
-def run_rule(rule, X_train, y_train, X_test, y_test, n_jobs):
-    estimator = CompositionalGPRegressor(random_state=0, n_jobs=n_jobs, selection=rule)
-    model = make_pipeline(StandardScaler(), estimator)
-    start = time.perf_counter()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        model.fit(X_train, y_train)
-    mean, std = model.predict(X_test, return_std=True)
-    out = tabular._regression_scores(mean, stats.norm.logpdf(y_test, mean, std), y_train, y_test)
-    out.update(seconds=time.perf_counter() - start, structure=str(estimator.structure_))
-    return out
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--datasets", nargs="+", default=DATASETS, choices=DATASETS)
@@ -81,7 +62,7 @@ def main():
         for fold, (train, test) in enumerate(KFold(N_FOLDS, shuffle=True, random_state=0).split(X)):
             parts = (X[train], y[train], X[test], y[test], args.n_jobs)
             for rule in RULES:
-                results[rule].append(run_rule(rule, *parts))
+                results[rule].append(unseen.run_ours("regression", *parts, selection=rule))
             for method in BASELINES:
                 results[method].append(tabular.run_baseline(method, "regression", *parts))
             print(f"{name} fold {fold}: " + " | ".join(f"{rule} {results[rule][-1]['structure']}" for rule in RULES),
