@@ -225,6 +225,28 @@ def looks_like_time_index(values: ArrayLike) -> bool:
     repeated, hourly internet traffic, repeats 0.9 % of its times); the
     motorcycle-crash times of mcycle (repeated runs: 29 % repeated) and
     engel's incomes (irregular) do not.
+
+    Parameters
+    ----------
+    values : array-like
+        The column's values, in any order.
+
+    Returns
+    -------
+    bool
+        True when at most ``SERIES_MAX_REPEATED`` of the values repeat
+        another and the gaps between distinct values are regular: on a grid
+        (see :func:`sampling_step`), or at least ``REGULAR_SHARE`` of them
+        within ``REGULAR_TOLERANCE`` of a whole positive multiple of the
+        median gap. False for fewer than two distinct values.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> looks_like_time_index(1990 + np.arange(48) / 12)  # months in decimal years
+    True
+    >>> looks_like_time_index(np.tile(np.arange(20.0), 3))  # three runs on one clock
+    False
     """
     values = np.asarray(values, dtype=float).ravel()
     distinct = np.unique(values)
