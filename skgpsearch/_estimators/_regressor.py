@@ -183,11 +183,12 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
         Inducing inputs of the sparse approximation (at most the number of
         distinct rows).
     baseline_models : bool, default=True
-        The two standard models -- one ARD kernel (an SE over all columns,
-        one lengthscale each) and the additive kernel (one SE per column),
-        on one column the one SE kernel -- are fitted after the search and
-        compete with its structures as finalists (they add no children to
-        the search).
+        The standard models -- one ARD kernel (an SE over all columns, one
+        lengthscale each), the additive kernel (one SE per column) and the
+        linear model (one linear kernel over all columns: Bayesian linear
+        regression), on one column the one SE kernel -- are fitted after the
+        search and compete with its structures as finalists (they add no
+        children to the search).
     selection : {"auto", "criterion", "loo", "stacking", "forecast"}, default="auto"
         How the final model is chosen among the finalists (the search's best
         structures, the best of each depth and the baselines): by the search
@@ -215,6 +216,14 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
         or a dose, whose model predicts between its values), and
         ``"criterion"`` with the sparse approximation. Set
         ``selection="forecast"`` to forecast an irregularly sampled series.
+        On at most 100 rows (exact Gaussian regression) ``"loo"`` and
+        ``"stacking"`` judge 5-fold cross-validated densities instead: each
+        finalist refitted from its values on four fifths of the rows predicts
+        the fifth left out, stacking takes them undiscounted, and a structure
+        of the search competes only if it beats the best baseline by a
+        standard error; with a few rows per hyperparameter, leave-one-out
+        densities at hyperparameters fitted on every row flatter a model
+        that fits them too closely.
         ``finalists_`` lists the finalists with their scores.
     min_improvement : float or "auto", default="auto"
         Stop the search when a depth improves the best criterion by no more

@@ -234,6 +234,13 @@ class BinaryClassificationModelFitter:
         """No forecast densities for classification (``forecasts`` is False)."""
         return None, None
 
+    #: Its select stage judges the finalists' approximate leave-one-out densities, never refits.
+    cross_validates = False
+
+    def cross_validated_log_density(self, record: CandidateRecord, folds: list, seed: int) -> tuple[None, list]:
+        """No cross-validated densities for classification (``cross_validates`` is False)."""
+        return None, []
+
     def changes_in_forecast_rows(self, record: CandidateRecord, fraction: float) -> bool:
         """A classifier never forecasts (``forecasts`` is False)."""
         return False

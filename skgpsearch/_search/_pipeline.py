@@ -61,6 +61,12 @@ Every structure search of the estimators runs these three stages, in
       a model fitter's ``discounts_loo_optimism`` (the regressor's), each
       p_k discounted by exp(−k_k / n) for its k_k hyperparameters (see
       ``LOO_OPTIMISM_PER_HYPERPARAMETER``);
+    - under "loo" and "stacking", a model fitter that ``cross_validates``
+      (the regressor's, on small data) gives each finalist's densities from
+      ``CROSS_VALIDATION_FOLDS``-fold cross-validation instead: refitted from
+      its values on the other folds' rows, it predicts each fold's rows
+      (:func:`cross_validation_folds`, the same folds for every finalist);
+      stacking takes them undiscounted;
     - ``"forecast"`` (a series: one input column): every finalist is refitted
       on the earliest ``1 − FORECAST_FRACTION`` of the rows in the column's
       order, from its fitted values, and forecasts the rest; the one whose
@@ -116,6 +122,7 @@ from ._records import OK, CandidateRecord, candidate_seed
 
 __all__ = [
     "COMPOSITE_MARGIN_SE",
+    "CROSS_VALIDATION_FOLDS",
     "EXPLORE_EFFORT",
     "EXPLORE_ROWS",
     "FIRST_FINALISTS",
@@ -130,6 +137,7 @@ __all__ = [
     "ModelFitter",
     "PipelineResult",
     "SearchPipeline",
+    "cross_validation_folds",
     "distinct_best",
     "explore_effort_for",
     "explores_on_sample",
@@ -177,6 +185,8 @@ COMPOSITE_MARGIN_SE = 1.0
 #: kernel 0.216 / -0.799), macrodata's MSLL -3.715 -> -3.739, grunfeld level; diabetes 0.517 / -0.341 ->
 #: 0.511 / -0.347, auto_mpg level, cpus 0.171 / -0.980 -> 0.173 / -0.974 (benchmarks/tabular.py, 10 folds).
 LOO_OPTIMISM_PER_HYPERPARAMETER = 1.0
+#: Folds of the select stage's cross-validation (a model fitter's ``cross_validates``: small regression data).
+CROSS_VALIDATION_FOLDS = 5
 #: How hard the explore stage fits candidates (a model fitter's ``explore_effort``, see explore_effort_for):
 #: "full" (each candidate's start pool to convergence), "screened" (below) or "explore" (its best two or three
 #: starts, a few iterations each, from 1000 rows on optimised on subsets (_candidate_fitter.with_effort), then
@@ -236,6 +246,9 @@ class ModelFitter(Protocol):
     #: Whether "stacking" discounts each finalist's leave-one-out densities by the optimism of its
     #: hyperparameters (see LOO_OPTIMISM_PER_HYPERPARAMETER).
     discounts_loo_optimism: bool
+    #: Whether "loo" and "stacking" judge cross-validated densities of refits (cross_validated_log_density)
+    #: instead of leave-one-out densities at the finalists' fitted hyperparameters (small data).
+    cross_validates: bool
 
     @property
     def candidate_fitter(self) -> CandidateFitter:
@@ -265,6 +278,11 @@ class ModelFitter(Protocol):
         """Log densities of the latest ``fraction`` of the rows forecast from the record refitted on the rest
         (None when the refit fails), and that refit's record (None when there was none), whose cost the
         pipeline charges to ``record``."""
+
+    def cross_validated_log_density(self, record: CandidateRecord, folds: list[tuple[np.ndarray, np.ndarray]],
+                                    seed: int) -> tuple[np.ndarray | None, list[CandidateRecord]]:
+        """Log density of every row predicted by the record refitted on the other folds' rows (None when a refit
+        fails), and the refits' records, whose costs the pipeline charges to ``record``."""
 
     def changes_in_forecast_rows(self, record: CandidateRecord, fraction: float) -> bool:
         """Whether the record's structure places a change (a changepoint, a change window's start or end)
@@ -316,6 +334,8 @@ class PipelineResult:
     #: The search's finalists left out of a leave-one-out selection: not clearly better than the best
     #: baseline (see ``ModelFitter.baseline_margin_se``).
     held_back: list[CandidateRecord] = dataclasses.field(default_factory=list)
+    #: Whether "loo" or "stacking" judged cross-validated densities of refits (small data), not leave-one-out ones.
+    cross_validated: bool = False
 
     @property
     def best(self) -> CandidateRecord:
@@ -517,7 +537,8 @@ class SearchPipeline:
             fitter = dataclasses.replace(model_fitter.refit_fitter(X.shape[0]), effort="polish")
             jobs += [(_polished, (fitter, r, X, y, seed)) for r in chosen]
             costs += [fit_cost(r.structure, polish=True) for r in chosen]
-        baselines = [s for s in model_fitter.baseline_structures(grammar) if all(s != r.structure for r in chosen)]
+        standard = model_fitter.baseline_structures(grammar)
+        baselines = [s for s in standard if all(s != r.structure for r in chosen)]
         if baselines:
             fitter = model_fitter.baseline_fitter()
             jobs += [(fitter, (structure, X, y, candidate_seed(seed, structure))) for structure in baselines]
@@ -533,6 +554,9 @@ class SearchPipeline:
                     polished[id(record)] = refit
             fitted = fitted[len(chosen):]
         records = [polished[id(r)] for r in chosen]
+        for record in records:
+            # a baseline the search reached too is still a baseline: it always competes, never held back
+            record.baseline = record.baseline or record.structure in standard
         for record in fitted:
             if record is None:
                 continue
@@ -633,6 +657,8 @@ class SearchPipeline:
         selection, k = self.settings.selection, self.settings.model_averaging
         records = finalists.records
         held_back = []
+        cross_validated = (selection in ("loo", "stacking") and model_fitter.cross_validates and len(records) > 1
+                           and finalists.rows is None)
         if selection == "forecast" and (len(records) == 1 or self._out_of_time()):
             # nothing to choose between, or no time left for the refits on the start of the series
             selection = "criterion"
@@ -656,13 +682,15 @@ class SearchPipeline:
                                   "criterion.", RuntimeWarning, stacklevel=2)
                     exploration.result.stop_reason += "; interrupted while the finalists forecast"
                     densities = {}
+            elif cross_validated:
+                densities = self._cross_validated_densities(model_fitter, records, getattr(self, "_seed", 0))
             else:
                 densities = self._loo_densities(model_fitter, records, finalists.rows)
             scored = [r for r in records if id(r) in densities]
             if selection != "forecast" and model_fitter.baseline_margin_se is not None:
                 scored, held_back = _clear_of_the_baselines(scored, densities, model_fitter.baseline_margin_se)
             if not scored:  # no finalist has a usable held-out density: fall back on the criterion
-                kind = "forecast" if selection == "forecast" else "leave-one-out"
+                kind = "forecast" if selection == "forecast" else "cross-validated" if cross_validated else "leave-one-out"
                 exploration.result.stop_reason += f"; no finalist had a {kind} density, selected by criterion"
                 selected = _first_best(records, lambda r: r.criterion)
                 chosen, weights = [selected], np.ones(1)
@@ -676,14 +704,15 @@ class SearchPipeline:
                 chosen, weights = _averaged(selected, pool, k, lambda r: r.predictive_score)
             else:
                 log_densities = np.column_stack([densities[id(r)] for r in scored])
-                if model_fitter.discounts_loo_optimism:
+                if model_fitter.discounts_loo_optimism and not cross_validated:
+                    # (a refit's held-out densities have not seen the rows they score)
                     log_densities = log_densities - loo_optimism(scored, log_densities.shape[0])
                 weights = stacking_weights(log_densities)
                 keep = [i for i in np.argsort(-weights, kind="stable") if weights[i] >= MIN_AVERAGING_WEIGHT * weights.max()]
                 chosen = [scored[i] for i in keep]
                 weights = weights[keep] / weights[keep].sum()
         outcome = PipelineResult(exploration.result, chosen, weights, finalists.rows, list(records), selection,
-                                 held_back)
+                                 held_back, cross_validated and bool(scored))
         if self.settings.progress is not None:
             self.settings.progress(_finalists_note(outcome, selection, self.settings.feature_names))
         return outcome
@@ -698,6 +727,23 @@ class SearchPipeline:
         for record, outcome in zip(records, densities):
             density, refit = (None, None) if outcome is None else outcome
             if refit is not None:
+                _charge(record, refit)
+            if density is not None and np.all(np.isfinite(density)):
+                record.predictive_score = float(np.sum(density))
+                scored[id(record)] = density
+        return scored
+
+    def _cross_validated_densities(self, model_fitter, records, seed):
+        """{id(record): the log density of every row predicted by its refits on the other folds}, in parallel;
+        the same folds for every record (stacking mixes their densities row by row)."""
+        folds = cross_validation_folds(model_fitter.y.shape[0], seed)
+        outcomes = self._fit_in_parallel([(model_fitter.cross_validated_log_density,
+                                           (r, folds, candidate_seed(seed, r.structure))) for r in records],
+                                         [fit_cost(r.structure, polish=True) for r in records])
+        scored = {}
+        for record, outcome in zip(records, outcomes):
+            density, refits = (None, []) if outcome is None else outcome
+            for refit in refits:
                 _charge(record, refit)
             if density is not None and np.all(np.isfinite(density)):
                 record.predictive_score = float(np.sum(density))
@@ -720,15 +766,18 @@ class SearchPipeline:
 
 
 #: The columns of an estimator's ``finalists_``.
-FINALIST_COLUMNS = ("structure", "criterion", "loo_log_density", "forecast_log_density", "weight", "baseline",
-                    "trend_variant", "held_back")
+FINALIST_COLUMNS = ("structure", "criterion", "loo_log_density", "cv_log_density", "forecast_log_density", "weight",
+                    "baseline", "trend_variant", "held_back")
 
 
 def finalists_table(outcome: PipelineResult) -> dict[str, list]:
     """The finalists of a staged search as a dict of lists (an estimator's ``finalists_``).
 
     ``loo_log_density``: Σ_i log p(y_i | y_−i) (None unless the select stage
-    judged leave-one-out prediction); ``forecast_log_density``: the log
+    judged leave-one-out prediction); ``cv_log_density``: the same sum with
+    each row predicted by the finalist refitted on the other folds' rows
+    (None unless the select stage cross-validated: small regression data);
+    ``forecast_log_density``: the log
     density of the series' latest rows forecast from the earlier ones (None
     unless the select stage judged forecasts); ``weight``: the finalist's
     weight in the prediction (0 when it was not selected); ``baseline``: one
@@ -744,9 +793,9 @@ def finalists_table(outcome: PipelineResult) -> dict[str, list]:
     for record in outcome.finalists:
         table["structure"].append(str(record.structure))
         table["criterion"].append(float(record.criterion))
-        forecast = outcome.selection == "forecast"
-        table["loo_log_density"].append(None if forecast else record.predictive_score)
-        table["forecast_log_density"].append(record.predictive_score if forecast else None)
+        kind = ("forecast" if outcome.selection == "forecast" else "cv" if outcome.cross_validated else "loo")
+        for column in ("loo", "cv", "forecast"):
+            table[f"{column}_log_density"].append(record.predictive_score if kind == column else None)
         table["weight"].append(weights.get(id(record), 0.0))
         table["baseline"].append(record.baseline)
         table["held_back"].append(id(record) in held_back)
@@ -870,11 +919,20 @@ def _finalists_note(outcome: PipelineResult, selection: str, names: Sequence[str
     for record in outcome.finalists:
         text = f"{record.structure.to_string(names)}  criterion={record.criterion:.3f}"
         if record.predictive_score is not None:
-            text += f" {'forecast' if selection == 'forecast' else 'loo'}={record.predictive_score:.3f}"
+            kind = "forecast" if selection == "forecast" else "cv" if outcome.cross_validated else "loo"
+            text += f" {kind}={record.predictive_score:.3f}"
         if id(record) in weights and len(outcome.selected) > 1:
             text += f" weight={weights[id(record)]:.3f}"
         parts.append(text)
     return f"finalists (selected by {selection}: {outcome.best.structure.to_string(names)}): " + "; ".join(parts)
+
+
+def cross_validation_folds(n_rows: int, seed: int) -> list[tuple[np.ndarray, np.ndarray]]:
+    """(train, test) rows of ``CROSS_VALIDATION_FOLDS`` shuffled folds of ``n_rows`` rows (fewer with fewer rows):
+    every row is a test row once."""
+    order = np.random.default_rng(seed).permutation(n_rows)
+    tests = np.array_split(order, min(CROSS_VALIDATION_FOLDS, n_rows))
+    return [(np.sort(np.setdiff1d(order, test)), np.sort(test)) for test in tests]
 
 
 def stacking_weights(log_densities: np.ndarray, tol: float = 1e-10, max_iter: int = 10_000) -> np.ndarray:

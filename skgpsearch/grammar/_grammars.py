@@ -183,6 +183,20 @@ class Grammar:
         ses = [Base(BASELINE_KIND, c) for c in columns]
         return [e for e in dict.fromkeys((multiply(*ses), add(*ses))) if self.admits(e)]
 
+    def linear_structure(self, n_features: int) -> Expr | None:
+        """One linear kernel over every column that admits SE, ``LIN(0, 1, ...)``: Bayesian linear regression
+        (one prior variance for all slopes, in standardised columns). None on fewer than two such columns, or
+        when the size restrictions exclude it.
+
+        A model fitter may let it compete with the standard structures: on a table of a few dozen rows a
+        straight plane often predicts better than any smooth kernel.
+        """
+        columns = [b.columns[0] for b in self.base_set(n_features) if b.name == BASELINE_KIND]
+        if len(columns) < 2:
+            return None
+        linear = Base(TREND_KIND, tuple(columns))
+        return linear if self.admits(linear) else None
+
     def trend_variants(self, expr: Expr, n_features: int) -> list[Expr]:
         """``expr`` plus a linear trend, one child per column the grammar gives a linear kernel.
 
@@ -437,6 +451,9 @@ class FixedStructureGrammar(Grammar):
 
     def standard_structures(self, n_features: int) -> list[Expr]:
         return []
+
+    def linear_structure(self, n_features: int) -> Expr | None:
+        return None
 
     def trend_variants(self, expr: Expr, n_features: int) -> list[Expr]:
         return []

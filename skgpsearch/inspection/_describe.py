@@ -18,8 +18,8 @@ from scipy.stats import t as student_t
 
 from .._search._classification import BinaryClassificationModelFitter
 from .._search._diagnostics import advice_for
-from .._search._pipeline import (COMPOSITE_MARGIN_SE, FORECAST_FRACTION, LOO_OPTIMISM_PER_HYPERPARAMETER,
-                                 TREND_VARIANT_MESSAGE)
+from .._search._pipeline import (COMPOSITE_MARGIN_SE, CROSS_VALIDATION_FOLDS, FORECAST_FRACTION,
+                                 LOO_OPTIMISM_PER_HYPERPARAMETER, TREND_VARIANT_MESSAGE)
 from .._search._regression import RegressionModelFitter
 from ..grammar import Base, Change, Expr, Product, Sum, parse
 from ._decompose import decompose, feature_names_of, gp_training_inputs, position
@@ -132,6 +132,8 @@ def describe(estimator: Any, feature_names: Sequence[str] | None = None, target_
             for structure, w in zip(estimator.averaged_structures_, weights)
         )
         how = _WEIGHTING.get(getattr(estimator, "selection_", "criterion"), _WEIGHTING["criterion"])
+        if held_out_column(getattr(estimator, "finalists_", None) or {}) == "cv_log_density":
+            how = how.replace("leave-one-out", "cross-validated")
         lines.append(
             f"- Predictions average {len(weights)} structures, weighted by {how}; "
             f"the components above are those of the first: {models}."
@@ -153,8 +155,11 @@ _WEIGHTING = {
 
 def held_out_column(table):
     """The column of a ``finalists_`` table that holds the held-out score the select stage judged by."""
-    forecast = any(v is not None for v in table.get("forecast_log_density", ()))
-    return "forecast_log_density" if forecast else "loo_log_density"
+    for column in ("forecast_log_density", "cv_log_density"):
+        # (tables of models pickled before a column existed have none)
+        if any(v is not None for v in table.get(column, ())):
+            return column
+    return "loo_log_density"
 
 
 def finalist_label(table, i, names=None):
@@ -192,6 +197,12 @@ def _finalist_text(estimator, names, n_rows, chosen, target_class=None):
         lines = [f"The final model was chosen among {len(rows)} finalists by how well each, refitted on the first "
                  f"{100 * (1 - FORECAST_FRACTION):.0f} % of the series, forecasts its last {n_rows} rows (log "
                  "density per forecast row, greater is better; the search's criterion beside it):"]
+    elif column == "cv_log_density":
+        lines = [f"The final model was chosen among {len(rows)} finalists by how well each, refitted on "
+                 f"{CROSS_VALIDATION_FOLDS - 1} of {CROSS_VALIDATION_FOLDS} parts of the training rows, predicts the "
+                 "part left out (cross-validated log density per row, greater is better; the search's criterion "
+                 "beside it). On so few rows the leave-one-out densities at hyperparameters fitted on every row "
+                 "would flatter the most flexible models:"]
     else:
         lines = [f"The final model was chosen among {len(rows)} finalists by how well each predicts every "
                  "training row from the others (leave-one-out log density per row, greater is better; the "
@@ -203,21 +214,24 @@ def _finalist_text(estimator, names, n_rows, chosen, target_class=None):
                      f"{_num(table[column][i] / n_rows)} per row, criterion {_num(table['criterion'][i])}"
                      f"{note}")
     model_fitter = BinaryClassificationModelFitter if hasattr(estimator, "classes_") else RegressionModelFitter
-    if getattr(estimator, "selection_", None) == "stacking" and model_fitter.discounts_loo_optimism:
+    if (getattr(estimator, "selection_", None) == "stacking" and model_fitter.discounts_loo_optimism
+            and column == "loo_log_density"):
         lines.append(f"The stacking weights count {_num(LOO_OPTIMISM_PER_HYPERPARAMETER)} nat per hyperparameter "
                      "against each finalist: its hyperparameters were fitted on these same rows, which flatters "
                      "its leave-one-out densities.")
     chosen_row = rows[0]
     held_back = sum(_is_held_back(table, i) for i in rows)
+    judged_by = "cross-validated" if column == "cv_log_density" else "leave-one-out"
     if held_back:
         lines.append(f"{held_back} structure{'s' if held_back > 1 else ''} of the search "
-                     f"{'were' if held_back > 1 else 'was'} held back: none beat the best baseline's leave-one-out "
+                     f"{'were' if held_back > 1 else 'was'} held back: none beat the best baseline's {judged_by} "
                      f"log density by more than {_num(COMPOSITE_MARGIN_SE)} standard error of the difference, which "
                      "the best of many structures chosen on these same rows gains by chance.")
     if table["baseline"][chosen_row]:
         composite = [i for i in rows if not table["baseline"][i]]
         what = ("One ARD kernel (an SE over all columns, one lengthscale each)" if isinstance(chosen, Product)
                 else "The additive kernel (one SE per column)" if isinstance(chosen, Sum)
+                else "The linear model (one linear kernel over all columns)" if len(chosen.columns) > 1
                 else "The plain smooth model (one SE kernel)")
         if composite and forecast:
             lines.append(f"{what} forecast the series' end better than every structure of the search.")

@@ -311,8 +311,8 @@ def _finalists_table(estimator: Any, names: Sequence[str]) -> str:
         return ""
     has_class = "class" in table
     column = held_out_column(table)
-    heading = ("log density of the forecast (end of the series)" if column == "forecast_log_density"
-               else "leave-one-out log density")
+    heading = {"forecast_log_density": "log density of the forecast (end of the series)",
+               "cv_log_density": "cross-validated log density"}.get(column, "leave-one-out log density")
     head = "| " + ("class | " if has_class else "") + f"structure | criterion | {heading} | weight |"
     lines = [f"Selected by {getattr(estimator, 'selection_', 'criterion')}.", "", head,
              "|---" * (head.count("|") - 1) + "|"]

@@ -9,9 +9,11 @@ import pytest
 from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.gaussian_process import GaussianProcessRegressor
+from sklearn.gaussian_process.kernels import WhiteKernel
 
 from skgpsearch import CompositionalGPClassifier, CompositionalGPRegressor
 from skgpsearch._search import _pipeline as pipeline_module
+from skgpsearch._search._regression import CROSS_VALIDATION_ROWS, NOISE_BOUNDS
 from skgpsearch.grammar import CompositionalGrammar, SumOfProductsGrammar, parse
 from skgpsearch.kernels import to_kernel
 
@@ -342,7 +344,9 @@ def test_sklearn_kernel_instances_as_base_kernels(additive_interaction_data):
 
     X, y = additive_interaction_data
     model = cheap(base_kernels=[RBF(), Matern(nu=1.5)]).fit(X[:50], y[:50])
-    assert {parse(s).leaves[0].name for s in model.search_results_["structure"]} == {"SE", "M32"}
+    searched = [s for s, m in zip(model.search_results_["structure"], model.search_results_["message"])
+                if not m.startswith("baseline")]
+    assert {parse(s).leaves[0].name for s in searched} == {"SE", "M32"}
     with pytest.raises(ValueError, match="not to one base kernel"):
         cheap(base_kernels=[RBF() + RBF()]).fit(X[:50], y[:50])
 
@@ -388,8 +392,10 @@ def test_noise_that_varies_along_the_input_keeps_a_constant_floor(monkeypatch):
 
 def test_automatic_base_kernels_depend_on_the_columns(additive_interaction_data):
     X, y = additive_interaction_data
-    kinds = lambda model: {parse(s).leaves[0].name for s, d in zip(model.search_results_["structure"],
-                                                                    model.search_results_["depth"]) if d == 1}
+    kinds = lambda model: {parse(s).leaves[0].name for s, d, m in zip(model.search_results_["structure"],
+                                                                       model.search_results_["depth"],
+                                                                       model.search_results_["message"])
+                           if d == 1 and not m.startswith("baseline")}
     table = CompositionalGPRegressor(max_depth=1, n_restarts=0, random_state=0).fit(X[:60], y[:60])
     series = CompositionalGPRegressor(max_depth=1, n_restarts=0, random_state=0).fit(X[:60, :1], y[:60])
     assert kinds(table) == {"SE"} and kinds(series) == {"SE", "RQ", "PER", "LIN", "WN"}
@@ -646,7 +652,9 @@ def test_many_columns_screened_levels_use_every_relevant_column():
     assert all(model.search_results_["message"][i].startswith("screened out") for i in screened)
     messages, depths = model.search_results_["message"], model.search_results_["depth"]
     explored = [i for i, s in enumerate(status) if s != "screened out" and not messages[i].startswith("baseline")]
-    assert sum(messages[i].startswith("baseline") for i in range(len(status))) == 2  # finalists, not explored
+    # the three baselines (one ARD kernel, the additive kernel, the linear model) are finalists, not explored
+    baselines = [table["structure"][i] for i in range(len(status)) if messages[i].startswith("baseline")]
+    assert sorted(baselines) == sorted(["LIN(0, 1, 2, 3, 4, 5, 6)", additive, additive.replace("+", "*")])
     for depth in set(depths):
         assert sum(depths[i] == depth for i in explored) <= 6
     assert "screening out" in model.describe()
@@ -703,10 +711,12 @@ def test_model_averaging_is_the_exact_mixture_of_the_best_structures():
 
 @pytest.fixture(scope="module")
 def interaction_fit():
-    """A product of all three columns, which a depth-1 search of single kernels cannot express."""
+    """A product of all three columns, which a depth-1 search of single kernels cannot express; more rows than
+    a small table (whose finalists are cross-validated: see the test of small tables)."""
     rng = np.random.default_rng(3)
-    X = rng.uniform(-2, 2, size=(70, 3))
-    y = np.sin(1.5 * X[:, 0]) * np.cos(X[:, 1]) * (1 + 0.5 * X[:, 2]) + 0.05 * rng.normal(size=70)
+    n = CROSS_VALIDATION_ROWS + 10
+    X = rng.uniform(-2, 2, size=(n, 3))
+    y = np.sin(1.5 * X[:, 0]) * np.cos(X[:, 1]) * (1 + 0.5 * X[:, 2]) + 0.05 * rng.normal(size=n)
     return cheap(base_kernels=("SE", "LIN"), max_depth=2, n_restarts=1, selection="loo").fit(X, y), X, y
 
 
@@ -714,9 +724,10 @@ def test_the_baselines_compete_as_finalists_and_held_out_prediction_selects(inte
     model, X, y = interaction_fit
     table = model.finalists_
     assert model.selection_ == "loo"
-    assert sum(table["baseline"]) == 2 and "SE(0) * SE(1) * SE(2)" in table["structure"]
+    baselines = ("SE(0) * SE(1) * SE(2)", "SE(0) + SE(1) + SE(2)", "LIN(0, 1, 2)")
+    assert sorted(s for s, b in zip(table["structure"], table["baseline"]) if b) == sorted(baselines)
     # the baselines are finalists only: the search expanded none of them
-    assert not any(p in ("SE(0) * SE(1) * SE(2)", "SE(0) + SE(1) + SE(2)") for p in model.search_results_["parent"])
+    assert not any(p in baselines for p in model.search_results_["parent"])
     chosen = table["structure"].index(str(model.structure_.without_values()))
     assert table["weight"][chosen] == 1.0 and str(model.structure_) == "SE(0) * SE(1) * SE(2)"
     assert table["loo_log_density"][chosen] == max(table["loo_log_density"])
@@ -732,8 +743,37 @@ def test_the_baselines_compete_as_finalists_and_held_out_prediction_selects(inte
     assert table["loo_log_density"][chosen] == pytest.approx(total - len(y) * np.log(model._y_train_std), rel=1e-6)
     # regression holds nothing back (no baseline_margin_se)
     assert not any(table["held_back"])
+    assert all(v is None for v in table["cv_log_density"])
     text = model.describe()
     assert "chosen among" in text and "One ARD kernel" in text and "predicted held-out rows better" in text
+
+
+def test_a_small_table_judges_its_finalists_by_cross_validation_with_refits():
+    # at most CROSS_VALIDATION_ROWS rows: each finalist is refitted on 4/5 of the rows and predicts the rest
+    rng = np.random.default_rng(5)
+    X = rng.uniform(-2, 2, size=(40, 3))
+    y = 3.0 + np.sin(1.5 * X[:, 0]) + 0.4 * X[:, 1] + 0.2 * rng.normal(size=40)
+    model = cheap(max_depth=2).fit(X, y)
+    table = model.finalists_
+    assert model.selection_ == "stacking" and len(table["structure"]) >= 3
+    assert all(v is None for v in table["loo_log_density"]) and all(v is not None for v in table["cv_log_density"])
+    first = int(np.argmax(table["weight"]))  # the model whose kernel_ the estimator exposes
+    assert table["structure"][first] == str(model.structure_.without_values())
+    # its score recomputed by scikit-learn: per fold, its GP optimised from the finalist's values on the other
+    # folds' rows, then the log density of each held-out row (noise included, in the target's units)
+    z = (y - model._y_train_mean) / model._y_train_std
+    noise = model.noise_variance_ / model._y_train_std**2
+    total = 0.0
+    for train, test in pipeline_module.cross_validation_folds(len(y), model._base_seed()):
+        assert len(test) == 8
+        kernel = model._kernel_no_noise + WhiteKernel(noise, noise_level_bounds=NOISE_BOUNDS)
+        gp = GaussianProcessRegressor(kernel, random_state=0).fit(X[train], z[train])
+        mean, std = gp.predict(X[test], return_std=True)  # (the fitted WhiteKernel adds its noise to std)
+        total += np.sum(-0.5 * np.log(2 * np.pi * std**2) - 0.5 * (z[test] - mean) ** 2 / std**2)
+    assert table["cv_log_density"][first] == pytest.approx(total - len(y) * np.log(model._y_train_std), abs=0.05)
+    # stacked undiscounted: the refits have not seen the rows they score
+    text = model.describe()
+    assert "cross-validated log density per row" in text and "nat per hyperparameter" not in text
 
 
 def test_selection_rules_and_their_errors(interaction_fit):

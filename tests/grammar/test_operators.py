@@ -182,6 +182,16 @@ def test_baselines_start_the_search_with_the_standard_models():
     ]
 
 
+def test_the_linear_structure_spans_the_columns_that_admit_se():
+    assert CompositionalGrammar(["SE"]).linear_structure(3) == parse("LIN(0, 1, 2)")
+    assert parse("LIN(0, 1, 2)").n_hyperparameters == 4  # one slope variance, an offset per column
+    g = SumOfProductsGrammar(["SE"], kernels_per_column={1: ("LIN",)})
+    assert g.linear_structure(3) == parse("LIN(0, 2)")
+    # one column has no linear model of its own beside its SE; a refit's grammar has none
+    assert CompositionalGrammar(["SE", "LIN"]).linear_structure(1) is None
+    assert FixedStructureGrammar(parse("SE(0)")).linear_structure(3) is None
+
+
 def test_sop_with_several_kinds():
     g = SumOfProductsGrammar(["SE", "LIN"], prune=False)
     expr = parse("SE(0) + LIN(1)")

@@ -13,8 +13,8 @@ from scipy.special import logsumexp
 import skgpsearch._search._pipeline as pipeline_module
 from skgpsearch._search._loop import SearchSettings
 from skgpsearch._search._progress import LevelReport, search_progress
-from skgpsearch._search._pipeline import (SearchPipeline, finalists_table, refit_finalists, resolve_selection,
-                                         stacking_weights)
+from skgpsearch._search._pipeline import (SearchPipeline, cross_validation_folds, finalists_table, refit_finalists,
+                                         resolve_selection, stacking_weights)
 from skgpsearch._search._records import FAILED, CandidateRecord
 from skgpsearch.criteria import BIC, CallableCriterion
 from skgpsearch.grammar import SumOfProductsGrammar, parse
@@ -89,6 +89,7 @@ class _TableModelFitter:
     extra_initial = ()
     has_loo = True
     discounts_loo_optimism = False
+    cross_validates = False
 
     @property
     def baseline_margin_se(self):
@@ -321,6 +322,23 @@ def test_structures_not_clearly_better_than_the_best_baseline_are_held_back(monk
     assert str(outcome.best.structure) == "SE(0) * SE(1) * SE(2)" and len(outcome.held_back) == 3
 
 
+def test_a_baseline_the_search_reached_itself_is_still_a_baseline():
+    # SE(0) is a baseline here and the search's best at depth 1: fitted once, marked a baseline, never held back
+    # although it does not beat the best baseline
+    model_fitter = _TableModelFitter(40, lambda text, rows: {"SE(0)": 2.0}.get(text, -50.0),
+                                     baselines=["SE(0)", "SE(0) * SE(1) * SE(2)"])
+    base = np.random.default_rng(1).normal(-1.0, 0.3, size=40)
+    model_fitter.densities = {"SE(0) * SE(1) * SE(2)": base, "SE(0)": base - 0.01, "SE(1)": base - 0.02}
+    outcome = _pipeline(max_depth=1, selection="loo").run(model_fitter, GRAMMAR, BIC(), seed=0)
+    assert ("baseline", "SE(0)", 40, None) not in model_fitter.calls
+    se0 = [r for r in outcome.finalists if str(r.structure) == "SE(0)"]
+    assert len(se0) == 1 and se0[0].baseline and se0[0].message != "baseline, fitted on all rows after the search"
+    assert [str(r.structure) for r in outcome.held_back] == ["SE(1)", "SE(2)"]
+    table = finalists_table(outcome)
+    assert table["baseline"][table["structure"].index("SE(0)")] and not table["held_back"][
+        table["structure"].index("SE(0)")]
+
+
 def test_stacking_weights_maximise_the_held_out_log_score():
     rng = np.random.default_rng(1)
     densities = rng.normal(size=(200, 3)) - np.array([0.0, 0.3, 1.5])
@@ -382,6 +400,52 @@ def test_stacking_discounts_the_optimism_of_each_finalists_hyperparameters(disco
         assert chosen == {"SE(0)": pytest.approx(1.0)}
     else:
         assert chosen.get("SE(1)", 0.0) > 0.1
+
+
+def test_cross_validation_folds_cover_every_row_once():
+    for n in (3, 13, 41):
+        folds = cross_validation_folds(n, seed=7)
+        assert len(folds) == min(5, n)
+        tests = np.concatenate([test for _, test in folds])
+        assert sorted(tests) == list(range(n))
+        for train, test in folds:
+            assert sorted(np.concatenate([train, test])) == list(range(n)) and max(test.size for _, test in folds) - test.size <= 1
+    assert all(np.array_equal(a[1], b[1]) for a, b in zip(cross_validation_folds(20, 1), cross_validation_folds(20, 1)))
+
+
+class _CrossValidatingModelFitter(_TableModelFitter):
+    """Its select stage scores the densities of ``cv_densities`` (from refits), not leave-one-out ones."""
+
+    cross_validates = True
+    discounts_loo_optimism = True
+
+    def cross_validated_log_density(self, record, folds, seed):
+        self.cv_calls.append([test for _, test in folds])
+        refit = dataclasses.replace(record, n_evaluations=10, evaluated_rows=320, fit_time=0.0)
+        return self.cv_densities.get(str(record.structure), np.full(self.X.shape[0], -5.0)), [refit] * len(folds)
+
+
+def test_a_cross_validating_model_fitter_stacks_its_refits_densities_undiscounted():
+    # leave-one-out densities favour SE(1); the refits' held-out densities split the weight between both:
+    # stacking takes the latter, with no optimism discount, and the table names them cross-validated
+    n = 40
+    half = np.arange(n) < n // 2
+    model_fitter = _CrossValidatingModelFitter(n, lambda text, rows: {"SE(0)": 1.0, "SE(1)": 0.9}.get(text, -50.0))
+    model_fitter.cv_calls = []
+    model_fitter.densities = {"SE(1)": np.zeros(n)}
+    model_fitter.cv_densities = {"SE(0)": np.where(half, 0.0, -3.0), "SE(1)": np.where(half, -3.0, 0.0)}
+    outcome = _pipeline(max_depth=1, selection="stacking").run(model_fitter, GRAMMAR, BIC(), seed=0)
+    assert sorted(str(r.structure) for r in outcome.selected) == ["SE(0)", "SE(1)"]
+    np.testing.assert_allclose(outcome.weights, [0.5, 0.5], atol=1e-3)
+    # every finalist scored on the same folds
+    assert len(model_fitter.cv_calls) == len(outcome.finalists)
+    assert all(all(np.array_equal(a, b) for a, b in zip(c, model_fitter.cv_calls[0])) for c in model_fitter.cv_calls)
+    table = finalists_table(outcome)
+    assert all(v is None for v in table["loo_log_density"]) and None not in table["cv_log_density"]
+    assert table["cv_log_density"][table["structure"].index("SE(0)")] == pytest.approx(n // 2 * -3.0)
+    # each record carries its refits' likelihood evaluations
+    first = next(r for r in outcome.finalists if str(r.structure) == "SE(0)")
+    assert first.n_evaluations >= 5 * 10
 
 
 def test_resolve_selection():
