@@ -428,6 +428,7 @@ class SearchPipeline:
         if not model_fitter.explore_fits_are_final:
             n_polished = 1 if self.settings.selection == "criterion" else PREDICTIVE_FINALISTS
         forecast = self.settings.selection == "forecast"
+        cross_validating = self.settings.selection in ("loo", "stacking") and model_fitter.cross_validates
         n_variants = 2 * TREND_VARIANT_PARENTS
 
         def reserve(seconds_for, largest):
@@ -438,6 +439,9 @@ class SearchPipeline:
                 # the trend variants' fits, then one refit on the start of the series per finalist
                 total += (rounds(n_variants) + rounds(PREDICTIVE_FINALISTS + n_variants)) * finalist
                 total += rounds(len(baselines)) * baseline
+            if cross_validating:
+                # a job per finalist: its refits on each fold's training rows, from its fitted values
+                total += rounds(PREDICTIVE_FINALISTS + len(baselines)) * CROSS_VALIDATION_FOLDS * max(finalist, baseline)
             return FINALIST_FIT_COST * total
 
         return reserve
@@ -682,10 +686,14 @@ class SearchPipeline:
                                   "criterion.", RuntimeWarning, stacklevel=2)
                     exploration.result.stop_reason += "; interrupted while the finalists forecast"
                     densities = {}
-            elif cross_validated:
-                densities = self._cross_validated_densities(model_fitter, records, getattr(self, "_seed", 0))
             else:
-                densities = self._loo_densities(model_fitter, records, finalists.rows)
+                densities = None
+                if cross_validated:
+                    densities = self._cross_validated_densities(model_fitter, records, getattr(self, "_seed", 0),
+                                                                exploration.result)
+                    cross_validated = densities is not None
+                if densities is None:
+                    densities = self._loo_densities(model_fitter, records, finalists.rows)
             scored = [r for r in records if id(r) in densities]
             if selection != "forecast" and model_fitter.baseline_margin_se is not None:
                 scored, held_back = _clear_of_the_baselines(scored, densities, model_fitter.baseline_margin_se)
@@ -733,16 +741,25 @@ class SearchPipeline:
                 scored[id(record)] = density
         return scored
 
-    def _cross_validated_densities(self, model_fitter, records, seed):
+    def _cross_validated_densities(self, model_fitter, records, seed, result):
         """{id(record): the log density of every row predicted by its refits on the other folds}, in parallel;
-        the same folds for every record (stacking mixes their densities row by row)."""
+        the same folds for every record (stacking mixes their densities row by row). None when the time budget
+        or an interrupt left a finalist without its refits: then every finalist is judged by leave-one-out."""
         folds = cross_validation_folds(model_fitter.y.shape[0], seed)
-        outcomes = self._fit_in_parallel([(model_fitter.cross_validated_log_density,
-                                           (r, folds, candidate_seed(seed, r.structure))) for r in records],
-                                         [fit_cost(r.structure, polish=True) for r in records])
+        try:
+            outcomes = self._fit_in_parallel([(model_fitter.cross_validated_log_density,
+                                               (r, folds, candidate_seed(seed, r.structure))) for r in records],
+                                             [fit_cost(r.structure, polish=True) for r in records])
+        except KeyboardInterrupt:
+            warnings.warn("Search interrupted while the finalists were cross-validated: judging them by "
+                          "leave-one-out densities.", RuntimeWarning, stacklevel=3)
+            result.stop_reason += "; interrupted while the finalists were cross-validated, judged by leave-one-out"
+            return None
+        if any(outcome is None for outcome in outcomes):
+            result.stop_reason += "; time budget: the finalists were judged by leave-one-out, not cross-validated"
+            return None
         scored = {}
-        for record, outcome in zip(records, outcomes):
-            density, refits = (None, []) if outcome is None else outcome
+        for record, (density, refits) in zip(records, outcomes):
             for refit in refits:
                 _charge(record, refit)
             if density is not None and np.all(np.isfinite(density)):

@@ -448,6 +448,48 @@ def test_a_cross_validating_model_fitter_stacks_its_refits_densities_undiscounte
     assert first.n_evaluations >= 5 * 10
 
 
+def _interrupting(record, folds, seed):
+    raise KeyboardInterrupt
+
+
+@pytest.mark.parametrize("cause", ["interrupt", "time budget"])
+def test_finalists_left_without_their_refits_are_all_judged_by_leave_one_out(monkeypatch, cause):
+    # the refits' densities would favour SE(0), the leave-one-out ones favour SE(1)
+    n = 40
+    model_fitter = _CrossValidatingModelFitter(n, lambda text, rows: {"SE(0)": 1.0, "SE(1)": 0.9}.get(text, -50.0))
+    model_fitter.cv_calls = []
+    model_fitter.densities = {"SE(1)": np.zeros(n)}
+    model_fitter.cv_densities = {"SE(0)": np.zeros(n)}
+    if cause == "interrupt":
+        model_fitter.cross_validated_log_density = _interrupting
+    else:
+        spent = []
+        folds = pipeline_module.cross_validation_folds
+        monkeypatch.setattr(pipeline_module, "cross_validation_folds", lambda *a: spent.append(1) or folds(*a))
+        monkeypatch.setattr(SearchPipeline, "_out_of_time", lambda self: bool(spent))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        outcome = _pipeline(max_depth=1, selection="stacking").run(model_fitter, GRAMMAR, BIC(), seed=0)
+    assert str(outcome.best.structure) == "SE(1)" and not outcome.cross_validated
+    table = finalists_table(outcome)
+    assert all(v is None for v in table["cv_log_density"]) and None not in table["loo_log_density"]
+    assert "judged by leave-one-out" in outcome.search.stop_reason
+    assert any("interrupted" in str(w.message) for w in caught) == (cause == "interrupt")
+    assert not model_fitter.cv_calls
+
+
+def test_a_time_budget_keeps_back_the_refits_of_a_cross_validating_model_fitter():
+    # one second an explore fit, n_jobs=1: the reserve grows by the refits of 4 finalists and one baseline on
+    # each of the 5 folds, times the margin on modelled time
+    pipeline = _pipeline(selection="stacking", time_budget=100.0)
+    plain = _TableModelFitter(40, lambda text, rows: 0.0, baselines=["SE(0) * SE(1) * SE(2)"])
+    validating = _CrossValidatingModelFitter(40, lambda text, rows: 0.0, baselines=["SE(0) * SE(1) * SE(2)"])
+    extra = (pipeline._reserve(validating, GRAMMAR)(lambda size: 1.0, 1)
+             - pipeline._reserve(plain, GRAMMAR)(lambda size: 1.0, 1))
+    assert extra == pytest.approx(pipeline_module.FINALIST_FIT_COST * (pipeline_module.PREDICTIVE_FINALISTS + 1)
+                                  * pipeline_module.CROSS_VALIDATION_FOLDS)
+
+
 def test_resolve_selection():
     assert resolve_selection("auto", has_loo=True) == "stacking"
     assert resolve_selection("auto", has_loo=False) == "criterion"
