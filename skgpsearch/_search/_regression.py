@@ -38,9 +38,8 @@ from ._records import CandidateRecord, single_threaded_blas
 from ._sparse_fitter import SparseCandidateFitter
 from ._warping_decision import WARP_DECISION_ROWS, WarpComparison, warping_evidence_gain_of
 
-__all__ = ["CROSS_VALIDATION_ROWS", "NOISE_BOUNDS", "SPARSE_THRESHOLD", "RegressionModelFitter", "RegressionOptions", "changes_within_latest",
-           "forecast_split",
-           "regression_warping_evidence_gain"]
+__all__ = ["CROSS_VALIDATION_ROWS", "NOISE_BOUNDS", "SPARSE_THRESHOLD", "RegressionModelFitter", "RegressionOptions",
+           "changes_within_latest", "forecast_split", "regression_warping_evidence_gain"]
 
 #: Above this many rows, approximation="auto" uses the sparse variational GP.
 SPARSE_THRESHOLD = 3000
@@ -112,6 +111,7 @@ class RegressionModelFitter:
     extra_initial: tuple[Expr, ...] = ()
     explore_fits_are_final = True
     max_rows = None
+
     @property
     def baseline_margin_se(self) -> float | None:
         """Hold back the search's structures that do not clear the best baseline, on small tables only.
@@ -121,8 +121,8 @@ class RegressionModelFitter:
         baseline (benchmarks/tabular.py, 10 folds: MSLL on cpus -0.960 against -0.947, auto_mpg -1.100 against
         -1.077; diabetes the same). On the cross-validated small tables, the structures the search chose on
         all rows won their folds by chance often enough that the margin paid (benchmarks/small_tables.py,
-        tuning set: geometric-mean SMSE ratio to one ARD kernel 0.897 -> 0.844, to RandomForest 0.869 ->
-        0.818; see the regression guide for the validation set).
+        tuning set: geometric-mean SMSE ratio to one ARD kernel 0.897 -> 0.843, to RandomForest 0.869 ->
+        0.817; the validation set's are in the regression guide, "Small tables").
         """
         return _pipeline.COMPOSITE_MARGIN_SE if self.cross_validates else None
     #: Stacking discounts the finalists' leave-one-out densities by their hyperparameters' optimism

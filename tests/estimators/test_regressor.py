@@ -741,7 +741,7 @@ def test_the_baselines_compete_as_finalists_and_held_out_prediction_selects(inte
         mean, std = gp.predict(X[i:i + 1], return_std=True)
         total += -0.5 * np.log(2 * np.pi * (std[0] ** 2 + noise)) - 0.5 * (z[i] - mean[0]) ** 2 / (std[0] ** 2 + noise)
     assert table["loo_log_density"][chosen] == pytest.approx(total - len(y) * np.log(model._y_train_std), rel=1e-6)
-    # regression holds nothing back (no baseline_margin_se)
+    # above CROSS_VALIDATION_ROWS regression holds nothing back (no baseline_margin_se)
     assert not any(table["held_back"])
     assert all(v is None for v in table["cv_log_density"])
     text = model.describe()
@@ -771,6 +771,9 @@ def test_a_small_table_judges_its_finalists_by_cross_validation_with_refits():
         mean, std = gp.predict(X[test], return_std=True)  # (the fitted WhiteKernel adds its noise to std)
         total += np.sum(-0.5 * np.log(2 * np.pi * std**2) - 0.5 * (z[test] - mean) ** 2 / std**2)
     assert table["cv_log_density"][first] == pytest.approx(total - len(y) * np.log(model._y_train_std), abs=0.05)
+    # the search's structures compete only when clear of the best baseline: held back ones carry no weight
+    assert all(w == 0.0 for w, h in zip(table["weight"], table["held_back"]) if h)
+    assert not any(h for h, b in zip(table["held_back"], table["baseline"]) if b)
     # stacked undiscounted: the refits have not seen the rows they score
     text = model.describe()
     assert "cross-validated log density per row" in text and "nat per hyperparameter" not in text
