@@ -298,12 +298,15 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
         The structures the final model was chosen from: ``structure``,
         ``criterion``, ``loo_log_density`` (Σ_i log p(y_i | y_−i) at the fitted
         hyperparameters, original units; None unless selected by ``"loo"`` or
-        ``"stacking"``), ``forecast_log_density`` (the log density of the
+        ``"stacking"`` on more than 100 rows), ``cv_log_density`` (the same
+        sum with each row predicted by the finalist refitted on the other
+        folds' rows; None unless ``"loo"`` or ``"stacking"`` cross-validated a
+        small table), ``forecast_log_density`` (the log density of the
         series' last 15 % forecast from the rest, original units; None unless
         selected by ``"forecast"``), ``weight`` (in the prediction; 0 if not
         selected), ``baseline``, ``trend_variant`` (a finalist plus a
         ``LIN`` term, fitted after the search when selecting by forecasts) and
-        ``held_back`` (a structure of the search left out of a leave-one-out
+        ``held_back`` (a structure of the search left out of a cross-validated
         selection: its advantage over the best baseline was within one
         standard error, which the best of many structures chosen on the same
         rows gains by chance).
