@@ -338,6 +338,11 @@ class PipelineResult:
     cross_validated: bool = False
 
     @property
+    def held_out_kind(self) -> str:
+        """What the finalists' ``predictive_score`` measures: "forecast", "cv" or "loo"."""
+        return "forecast" if self.selection == "forecast" else "cv" if self.cross_validated else "loo"
+
+    @property
     def best(self) -> CandidateRecord:
         return self.selected[0]
 
@@ -731,15 +736,9 @@ class SearchPipeline:
         densities = self._fit_in_parallel([(model_fitter.forecast_log_density,
                                             (r, FORECAST_FRACTION, candidate_seed(seed, r.structure)))
                                            for r in records], [fit_cost(r.structure) for r in records])
-        scored = {}
-        for record, outcome in zip(records, densities):
-            density, refit = (None, None) if outcome is None else outcome
-            if refit is not None:
-                _charge(record, refit)
-            if density is not None and np.all(np.isfinite(density)):
-                record.predictive_score = float(np.sum(density))
-                scored[id(record)] = density
-        return scored
+        outcomes = [(None, []) if outcome is None else (outcome[0], [] if outcome[1] is None else [outcome[1]])
+                    for outcome in densities]
+        return _scored(records, outcomes)
 
     def _cross_validated_densities(self, model_fitter, records, seed, result):
         """{id(record): the log density of every row predicted by its refits on the other folds}, in parallel;
@@ -758,14 +757,7 @@ class SearchPipeline:
         if any(outcome is None for outcome in outcomes):
             result.stop_reason += "; time budget: the finalists were judged by leave-one-out, not cross-validated"
             return None
-        scored = {}
-        for record, (density, refits) in zip(records, outcomes):
-            for refit in refits:
-                _charge(record, refit)
-            if density is not None and np.all(np.isfinite(density)):
-                record.predictive_score = float(np.sum(density))
-                scored[id(record)] = density
-        return scored
+        return _scored(records, outcomes)
 
     @staticmethod
     def _loo_densities(model_fitter, records, rows):
@@ -810,7 +802,7 @@ def finalists_table(outcome: PipelineResult) -> dict[str, list]:
     for record in outcome.finalists:
         table["structure"].append(str(record.structure))
         table["criterion"].append(float(record.criterion))
-        kind = ("forecast" if outcome.selection == "forecast" else "cv" if outcome.cross_validated else "loo")
+        kind = outcome.held_out_kind
         for column in ("loo", "cv", "forecast"):
             table[f"{column}_log_density"].append(record.predictive_score if kind == column else None)
         table["weight"].append(weights.get(id(record), 0.0))
@@ -936,8 +928,7 @@ def _finalists_note(outcome: PipelineResult, selection: str, names: Sequence[str
     for record in outcome.finalists:
         text = f"{record.structure.to_string(names)}  criterion={record.criterion:.3f}"
         if record.predictive_score is not None:
-            kind = "forecast" if selection == "forecast" else "cv" if outcome.cross_validated else "loo"
-            text += f" {kind}={record.predictive_score:.3f}"
+            text += f" {outcome.held_out_kind}={record.predictive_score:.3f}"
         if id(record) in weights and len(outcome.selected) > 1:
             text += f" weight={weights[id(record)]:.3f}"
         parts.append(text)
@@ -992,6 +983,20 @@ def _polished(fitter: CandidateFitter, record: CandidateRecord, X: np.ndarray, y
     return dataclasses.replace(polished, **{key: getattr(refit, key) for key in (
         "structure", "theta", "warm_state", "latent_start", "noise_variance", "log_marginal_likelihood", "criterion",
         "diagnostics")})
+
+
+def _scored(records: Sequence[CandidateRecord],
+            outcomes: Sequence[tuple[np.ndarray | None, Sequence[CandidateRecord]]]) -> dict[int, np.ndarray]:
+    """{id(record): its held-out log densities} for the records whose (densities, refits) outcome has finite
+    ones, which become their ``predictive_score`` (the sum); every refit is charged to its record."""
+    scored = {}
+    for record, (density, refits) in zip(records, outcomes):
+        for refit in refits:
+            _charge(record, refit)
+        if density is not None and np.all(np.isfinite(density)):
+            record.predictive_score = float(np.sum(density))
+            scored[id(record)] = density
+    return scored
 
 
 def _charge(record: CandidateRecord, fit: CandidateRecord) -> None:
