@@ -81,7 +81,7 @@ def validate_numeric_data(estimator: Any, X: Any, y: Any = "no_validation", **kw
     say which column; the column is named as in a DataFrame, else by index.
     """
     try:
-        return validate_data(estimator, X, y, dtype=np.float64, **kwargs)
+        validated = validate_data(estimator, X, y, dtype=np.float64, **kwargs)
     except ValueError as error:
         if "could not convert" not in str(error):
             raise
@@ -92,6 +92,35 @@ def validate_numeric_data(estimator: Any, X: Any, y: Any = "no_validation", **kw
             f"Column {column!r} of X is not numeric (it holds {value!r}); a Gaussian process needs numbers: "
             "encode it first, e.g. with sklearn.preprocessing.OneHotEncoder or OrdinalEncoder in a Pipeline."
         ) from None
+    if kwargs.get("y_numeric") and not (isinstance(y, str) and y == "no_validation"):
+        X_valid, y_valid = validated
+        return X_valid, _numeric_targets(y_valid)
+    return validated
+
+
+def _numeric_targets(y: np.ndarray) -> np.ndarray:
+    """Regression targets as floats; a clear error for text such as class labels.
+
+    (``validate_data(y_numeric=True)`` converts object arrays only: an array of
+    strings would fail later inside numpy's reductions.)"""
+    if y.dtype.kind in "biuf":
+        return y
+    try:
+        return y.astype(np.float64)
+    except (TypeError, ValueError):
+        example = next((value for value in y.ravel() if not _is_number(value)), y.ravel()[0])
+        raise ValueError(
+            f"y holds values that are not numbers (such as {str(example)!r}); a regressor needs numeric targets: "
+            "convert them, or use CompositionalGPClassifier for class labels."
+        ) from None
+
+
+def _is_number(value: Any) -> bool:
+    try:
+        float(value)
+    except (TypeError, ValueError):
+        return False
+    return True
 
 
 def _first_non_numeric(X: Any) -> tuple[Any, Any]:
@@ -104,11 +133,10 @@ def _first_non_numeric(X: Any) -> tuple[Any, Any]:
         try:
             table[:, j].astype(np.float64)
         except (TypeError, ValueError):
-            for value in table[:, j]:  # (the error path only: find the value to show)
-                try:
-                    float(value)
-                except (TypeError, ValueError):
-                    return (names[j] if names is not None else j), value
+            # (the error path only: find the value to show)
+            value = next((value for value in table[:, j] if not _is_number(value)), None)
+            if value is not None:
+                return (names[j] if names is not None else j), value
     return None, None
 
 

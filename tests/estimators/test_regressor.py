@@ -482,6 +482,16 @@ def test_a_text_column_is_named_in_the_error(estimator):
         fitted.predict(np.array([["x"]], dtype=object))
 
 
+def test_text_targets_are_rejected_with_a_clear_message():
+    X = np.linspace(0, 1, 6)[:, None]
+    with pytest.raises(ValueError, match=r"y holds values that are not numbers \(such as 'low'\).*Classifier"):
+        cheap().fit(X, np.array(["low", "high"] * 3))
+    # numbers written as text are numbers
+    model = cheap().fit(X, np.array(["1.5", "2.0", "2.5", "3.0", "3.5", "4.0"]))
+    assert model.predict(X).dtype == np.float64
+    np.testing.assert_allclose(model.predict(X), np.linspace(1.5, 4.0, 6), atol=0.3)
+
+
 def test_constant_target_gives_a_flat_model():
     X = np.linspace(0, 1, 25)[:, None]
     model = cheap(max_depth=2).fit(X, np.full(25, 4.2))
