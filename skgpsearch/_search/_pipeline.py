@@ -107,7 +107,6 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 import numpy as np
-from scipy.special import logsumexp
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.parallel import Parallel, delayed
 
@@ -948,15 +947,18 @@ def stacking_weights(log_densities: np.ndarray, tol: float = 1e-10, max_iter: in
 
     The log score of a mixture is concave in its weights; EM for mixture
     weights with fixed components climbs it monotonically to its maximum.
+    Each row's densities are divided by its largest (no row underflows), which
+    leaves the responsibilities, and so every EM step, unchanged: a step is
+    then one matrix-vector product, not an exponential of every entry. (EM
+    converges slowly where a weight tends to zero: thousands of steps.)
     """
     log_densities = np.asarray(log_densities, dtype=float)
-    n_models = log_densities.shape[1]
+    n_rows, n_models = log_densities.shape
+    densities = np.exp(log_densities - log_densities.max(axis=1, keepdims=True))
     weights = np.full(n_models, 1.0 / n_models)
     for _ in range(max_iter):
-        with np.errstate(divide="ignore"):
-            joint = log_densities + np.log(weights)
-        responsibilities = np.exp(joint - logsumexp(joint, axis=1, keepdims=True))
-        updated = responsibilities.mean(axis=0)
+        # responsibilities w_k p_ik / Σ_j w_j p_ij, averaged over the rows
+        updated = weights * (densities.T @ (1.0 / (densities @ weights))) / n_rows
         if np.max(np.abs(updated - weights)) < tol:
             return updated
         weights = updated
