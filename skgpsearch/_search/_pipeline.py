@@ -761,16 +761,13 @@ class SearchPipeline:
     @staticmethod
     def _loo_densities(model_fitter, records, rows):
         """{id(record): its leave-one-out log densities}, for the finalists whose model has them."""
-        densities = {}
+        outcomes = []
         for record in records:
             try:
-                density = model_fitter.model(record, rows).loo_log_density()
+                outcomes.append((model_fitter.model(record, rows).loo_log_density(), []))
             except (NumericalError, np.linalg.LinAlgError):
-                continue
-            if np.all(np.isfinite(density)):
-                record.predictive_score = float(np.sum(density))
-                densities[id(record)] = density
-        return densities
+                outcomes.append((None, []))
+        return _scored(records, outcomes)
 
 
 #: The columns of an estimator's ``finalists_``.
