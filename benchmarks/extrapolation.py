@@ -120,7 +120,7 @@ def main():
     parser.add_argument("--change-operators", nargs="*", default=["auto"], choices=["auto", "none", "CP", "CW"],
                         help="the regressor's change_operators (default: auto, which is CP and CW on a series)")
     parser.add_argument("--max-depth", type=int, default=None)
-    parser.add_argument("--n-restarts", type=int, default=2)
+    parser.add_argument("--n-restarts", type=int, default=0)
     parser.add_argument("--max-fits-per-depth", type=int, default=32,
                         help="the regressor's max_fits_per_depth (default: its default, 32)")
     parser.add_argument("--model-averaging", type=int, default=None, metavar="K")

@@ -67,7 +67,7 @@ class RegressionOptions:
     approximation: str = "auto"
     n_inducing: int = 256
     objective: str = "lml"
-    n_restarts: int = 2
+    n_restarts: int = 0
     max_optimize_samples: int | None = None
     normalize_y: bool = True
     baseline_models: bool = True
