@@ -134,7 +134,8 @@ def main():
     data = {name: thin(X, y, args.max_n) for name, (X, y) in data.items()}
     print("Structure search: skgpsearch defaults vs a plain scikit-learn CKS loop (greedy, BIC)")
     print(f"settings: series = {', '.join(args.series)}; max-n = {args.max_n or 'all rows'}; "
-          f"max_depth = {args.max_depth}; restarts: loop {args.n_restarts}, ours {args.our_restarts or 'default'}; base kernels {'/'.join(BASE_KERNELS)}; "
+          f"max_depth = {args.max_depth}; restarts: loop {args.n_restarts}, "
+          f"ours {'default' if args.our_restarts is None else args.our_restarts}; base kernels {'/'.join(BASE_KERNELS)}; "
           f"n_jobs = {args.n_jobs} (ours: per search; loop: series in parallel)")
     thinned = [f"{name} {full_n[name]} -> {len(data[name][1])}" for name in args.series
                if len(data[name][1]) < full_n[name]]

@@ -115,7 +115,7 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
         scales, periods from the periodogram; see the user guide). None by
         default, as in scikit-learn's ``GaussianProcessRegressor``: on the
         benchmark series two random restarts changed no search's result and
-        cost 13-28 % of its likelihood evaluations (regression guide).
+        cost 10-28 % of its likelihood evaluations (regression guide).
     normalize_y : bool, default=True
         Centre and scale the targets before fitting (predictions are mapped back).
     max_optimize_samples : int, default=None
