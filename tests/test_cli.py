@@ -46,6 +46,7 @@ def test_module_entry_point_prints_the_version():
     assert out.returncode == 0 and out.stdout.startswith("skgpsearch ")
 
 
+@pytest.mark.slow  # over 5 s on 2 cores
 def test_discover_regression_with_markdown_report(regression_csv, tmp_path, capsys):
     report = tmp_path / "r" / "wave.md"
     report.parent.mkdir()

@@ -23,11 +23,12 @@ from conftest import estimator_checks, two_moons_like
 
 
 # the checks that fit on their largest data, and every check of the robust configuration, are slow;
-# the fast configuration leaves out the baselines (half of its fit time), the slow one keeps them
+# the fast configuration leaves out the baselines (half of its fit time), the slow one keeps them and
+# leaves out the decision on warping the inputs (a third of its fit time; the fast one makes it)
 @estimator_checks(
     fast=[CompositionalGPClassifier(max_depth=1, n_restarts=0, baseline_models=False, random_state=0)],
     slow=[CompositionalGPClassifier(max_depth=1, n_restarts=0, likelihood="robust", criterion="bic",
-                                    max_optimize_samples=20, random_state=0, model_averaging=2)],
+                                    max_optimize_samples=20, warp_inputs=False, random_state=0, model_averaging=2)],
     slow_checks={"check_classifiers_train", "check_positive_only_tag_during_fit"},
 )
 def test_sklearn_estimator_checks(estimator, check):
@@ -182,7 +183,7 @@ def test_robust_likelihood_estimates_the_outlier_rate():
         noisy = y.copy()
         replaced = rng.random(n) < rho
         noisy[replaced] = rng.integers(0, 2, size=replaced.sum())
-        clf = CompositionalGPClassifier(max_depth=1, likelihood="robust", n_restarts=2, random_state=0,
+        clf = CompositionalGPClassifier(max_depth=1, likelihood="robust", n_restarts=0, random_state=0,
                                         max_optimize_samples=None).fit(X, noisy)
         estimates[rho] = clf.outlier_rate_
         proba = clf.predict_proba(X)[:, 1]
@@ -191,6 +192,7 @@ def test_robust_likelihood_estimates_the_outlier_rate():
     assert 0.12 < estimates[0.2] < 0.3
 
 
+@pytest.mark.slow  # over 5 s on 2 cores
 def test_multiclass_string_labels_one_structure_per_class():
     rng = np.random.default_rng(0)
     X = rng.uniform(-2, 2, size=(150, 2))
@@ -291,6 +293,7 @@ def test_bad_parameters_are_clear_errors():
         CompositionalGPClassifier(criterion="nope", max_depth=1).fit(X, y)
 
 
+@pytest.mark.slow  # over 5 s on 2 cores
 def test_reproducible_for_any_n_jobs_and_picklable():
     X, y = two_moons_like(n=100)
     # optimised on 60 rows: the finalists are polished on all rows, in parallel with the baselines' fits
@@ -506,6 +509,7 @@ def test_map_objective_maximises_the_evidence_plus_the_log_hyperprior():
     assert map_posterior > ml_posterior + 1e-3  # the prior moves the optimum: the test can fail
 
 
+@pytest.mark.slow  # over 5 s on 2 cores
 def test_auto_screens_the_levels_of_wide_tables_only():
     # 40 columns: the first level has 41 candidates (one SE per column and the constant), above the 32 kept
     rng = np.random.default_rng(11)

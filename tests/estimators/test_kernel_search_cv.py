@@ -124,6 +124,7 @@ def test_nested_cross_validation_and_grid_search_over_the_search():
     assert grid.best_estimator_.best_structure_ is not None
 
 
+@pytest.mark.slow  # over 5 s on 2 cores
 def test_classifier_search_and_parallel_reproducibility():
     one = KernelSearchCV(GaussianProcessClassifier(), max_depth=2, n_jobs=1).fit(X2, y2)
     two = KernelSearchCV(GaussianProcessClassifier(), max_depth=2, n_jobs=2).fit(X2, y2)

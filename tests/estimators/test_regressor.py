@@ -26,10 +26,13 @@ def cheap(**params):
     return CompositionalGPRegressor(**defaults)
 
 
-# the checks that fit on their largest data, and every check of the Student-t configuration, are slow
+# the checks that fit on their largest data, and every check of the Student-t configuration, are slow;
+# only the first configuration fits the baselines (they take 40 % of a check's fit); the Student-t one
+# optimises on a subset too, a seventh of its fit time on the checks' largest data
 @estimator_checks(
-    fast=[cheap(), cheap(max_depth=2, grammar="sum_of_products", criterion="aic", model_averaging=3)],
-    slow=[cheap(likelihood="student_t", model_averaging=2)],
+    fast=[cheap(), cheap(max_depth=2, grammar="sum_of_products", criterion="aic", model_averaging=3,
+                         baseline_models=False)],
+    slow=[cheap(likelihood="student_t", model_averaging=2, max_optimize_samples=40, baseline_models=False)],
     slow_checks={"check_regressors_train", "check_regressor_data_not_an_array"},
 )
 def test_sklearn_estimator_checks(estimator, check):
@@ -70,6 +73,7 @@ def test_recovers_a_known_structure(additive_interaction_draw):
     assert model.noise_variance_ == pytest.approx(0.01, rel=0.3)
 
 
+@pytest.mark.slow  # over 5 s on 2 cores
 def test_search_results_layout_and_cache(additive_interaction_data):
     X, y = additive_interaction_data
     model = CompositionalGPRegressor(base_kernels=("SE",), max_depth=2, n_restarts=0, random_state=0).fit(X, y)
@@ -91,6 +95,7 @@ def test_search_results_layout_and_cache(additive_interaction_data):
     assert all(p is not None for p, d in zip(results["parent"], results["depth"]) if d == 2)
 
 
+@pytest.mark.slow  # over 5 s on 2 cores
 def test_same_random_state_same_results_for_any_n_jobs(additive_interaction_data):
     X, y = additive_interaction_data
     X, y = X[:120], y[:120]
@@ -103,6 +108,7 @@ def test_same_random_state_same_results_for_any_n_jobs(additive_interaction_data
     np.testing.assert_array_equal(one.predict(X[:5]), two.predict(X[:5]))
 
 
+@pytest.mark.slow  # over 5 s on 2 cores
 def test_runs_unchanged_on_a_dask_cluster(additive_interaction_data):
     distributed = pytest.importorskip("dask.distributed")
     X, y = additive_interaction_data
@@ -149,12 +155,12 @@ def test_a_worker_task_carries_the_structure_not_the_data():
         assert len(pickle.dumps(fitter)) < 0.05 * X.nbytes, criterion
 
 
+@pytest.mark.slow  # over 5 s on 2 cores
 def test_periodic_structure_on_mauna_loa():
     from skgpsearch.datasets import load_mauna_loa
 
     X, y = load_mauna_loa(return_X_y=True, n_samples=120)
-    model = CompositionalGPRegressor(base_kernels=("SE", "PER", "LIN"), max_depth=2, n_restarts=1,
-                                     random_state=0).fit(X, y)
+    model = CompositionalGPRegressor(base_kernels=("SE", "PER", "LIN"), max_depth=2, random_state=0).fit(X, y)
     periods = [leaf.params["period"] for leaf in model.structure_.leaves if leaf.name == "PER"]
     assert periods and periods[0] == pytest.approx(1.0, rel=0.01)  # one year
 
@@ -818,13 +824,14 @@ def test_selection_rules_and_their_errors(interaction_fit):
     assert sum(w > 0 for w in stacked.finalists_["weight"]) == len(stacked.model_weights_)
 
 
+@pytest.mark.slow  # over 5 s on 2 cores
 def test_on_one_column_the_se_baseline_competes_as_a_finalist():
     # a cycle: the search's best structures are all periodic, so SE alone is a finalist only as the baseline
     rng = np.random.default_rng(1)
     X = np.linspace(0, 8, 64)[:, None]
     y = np.sin(2 * np.pi * X[:, 0]) + 0.1 * rng.normal(size=64)
-    model = CompositionalGPRegressor(base_kernels=("SE", "PER", "LIN"), max_depth=2, n_restarts=0,
-                                     random_state=0).fit(X, y)
+    model = CompositionalGPRegressor(base_kernels=("SE", "PER", "LIN"), max_depth=2, change_operators=None,
+                                     n_restarts=0, random_state=0).fit(X, y)
     table = model.finalists_
     assert table["structure"].count("SE(0)") == 1
     row = table["structure"].index("SE(0)")

@@ -49,6 +49,7 @@ def test_student_t_recovers_the_structure_that_outliers_hide():
     assert "Student-t" in text and "3 training point(s) lie beyond" in text
 
 
+@pytest.mark.slow  # over 5 s on 2 cores
 def test_student_t_model_state_is_consistent():
     X, y = regression_data_with_outliers(n=25)
     params = dict(base_kernels=("SE",), max_depth=1, likelihood="student_t", random_state=0)

@@ -95,6 +95,7 @@ def _wavy_in_log_labels(n, seed, noise=0.5):
     return X, (latent + noise * np.random.default_rng(seed).normal(size=n) > 0).astype(int)
 
 
+@pytest.mark.slow  # over 5 s on 2 cores
 def test_the_classifier_warps_where_the_evidence_prefers_the_warped_columns():
     X, y = _wavy_in_log_labels(200, 1)
     X_test, y_test = _wavy_in_log_labels(500, 101, noise=0.0)
@@ -106,6 +107,7 @@ def test_the_classifier_warps_where_the_evidence_prefers_the_warped_columns():
     assert np.mean(auto.predict(X_test) != y_test) < np.mean(plain.predict(X_test) != y_test) - 0.01
 
 
+@pytest.mark.slow  # over 5 s on 2 cores
 def test_the_evidence_gain_of_the_warp_is_a_difference_of_two_fits_on_the_same_rows():
     X, y = _wavy_in_log_labels(200, 2)
     X_warped = InputWarping().fit(X).transform(X)
@@ -122,6 +124,7 @@ def test_the_evidence_gain_of_the_warp_is_a_difference_of_two_fits_on_the_same_r
                       rel=1e-6)
 
 
+@pytest.mark.slow  # over 5 s on 2 cores
 def test_the_regressor_leaves_a_table_unwarped_where_the_evidence_prefers_its_own_columns():
     # y linear in the skewed column itself: the warp bends a straight line into an exponential
     rng = np.random.default_rng(8)
