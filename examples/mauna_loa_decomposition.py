@@ -18,12 +18,14 @@ from skgpsearch import CompositionalGPRegressor
 from skgpsearch.datasets import load_mauna_loa
 
 
-def main(folder="mauna_loa_figures", n_train=240, n_forecast=24, n_jobs=-1):
-    """Search on ``n_train`` months, explain them and the next ``n_forecast``; figures go to ``folder``."""
+def main(folder="mauna_loa_figures", n_train=240, n_forecast=24, n_jobs=-1, max_depth=3):
+    """Search on ``n_train`` months, up to ``max_depth`` terms, explain them and the next ``n_forecast``;
+    figures go to ``folder``."""
     X, y = load_mauna_loa(return_X_y=True, n_samples=n_train + n_forecast)
     X_train, y_train, X_future = X[:n_train], y[:n_train], X[n_train:]
     model = CompositionalGPRegressor(
-        base_kernels=("SE", "RQ", "PER", "LIN"), criterion="bic", max_depth=3, n_jobs=n_jobs, random_state=0
+        base_kernels=("SE", "RQ", "PER", "LIN"), criterion="bic", max_depth=max_depth, n_jobs=n_jobs,
+        random_state=0,
     ).fit(X_train, y_train)
 
     print(model.describe(feature_names=["year"], target_name="CO2"))

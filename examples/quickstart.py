@@ -15,14 +15,16 @@ from skgpsearch import CompositionalGPRegressor
 from skgpsearch.datasets import load_mauna_loa
 
 
-def main(n_train=240, n_forecast=24, n_jobs=-1):
-    """Search on the first ``n_train`` months and forecast the next ``n_forecast``; ``n_jobs=-1`` uses every core."""
+def main(n_train=240, n_forecast=24, n_jobs=-1, max_depth=3):
+    """Search on the first ``n_train`` months, up to ``max_depth`` terms, and forecast the next ``n_forecast``;
+    ``n_jobs=-1`` uses every core."""
     X, y = load_mauna_loa(return_X_y=True, n_samples=n_train + n_forecast)
     X_train, y_train = X[:n_train], y[:n_train]
     X_test, y_test = X[n_train:], y[n_train:]
 
     model = CompositionalGPRegressor(
-        base_kernels=("SE", "RQ", "PER", "LIN"), criterion="bic", max_depth=3, n_jobs=n_jobs, random_state=0, verbose=1
+        base_kernels=("SE", "RQ", "PER", "LIN"), criterion="bic", max_depth=max_depth, n_jobs=n_jobs, random_state=0,
+        verbose=1,
     )
     start = time.perf_counter()
     model.fit(X_train, y_train)

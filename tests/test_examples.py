@@ -16,12 +16,13 @@ EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
 # small arguments for ``main`` and lines the output must contain
 SMALL_RUNS = {
-    "quickstart": ({"n_train": 60, "n_forecast": 12, "n_jobs": 1},
+    "quickstart": ({"n_train": 60, "n_forecast": 12, "n_jobs": 1, "max_depth": 2},
                    ["Chosen structure:", "Forecast of the next 12 months"]),
     "criteria_compared": ({"seeds": [0], "n_jobs": 1, "n_train": 50}, ["| bic_light | ", "| loo | ", "Total:"]),
     "kernel_search_cv": ({"n_classification_train": 60, "max_depth": 1, "n_jobs": 1},
                          ["| KernelSearchCV, grammar |", "| KernelSearchCV, sum of products |"]),
-    "mauna_loa_decomposition": ({"folder": "figures", "n_train": 60, "n_forecast": 12, "n_jobs": 1},
+    "mauna_loa_decomposition": ({"folder": "figures", "n_train": 60, "n_forecast": 12, "n_jobs": 1,
+                                 "max_depth": 2},
                                 ["Additive components", "figures written to figures/"]),
     "pima_vs_random_forest": ({"n_rows": 120, "n_jobs": 1},
                               ["| CompositionalGPClassifier |", "| RandomForest, 500 trees |", "Chosen structure:"]),

@@ -214,6 +214,7 @@ def test_multiclass_string_labels_one_structure_per_class():
     assert clf.best_score_ == pytest.approx(sum(parts), rel=1e-9)
 
 
+@pytest.mark.slow  # over 5 s on 2 cores
 def test_discretised_features_floor_the_lengthscale(monkeypatch):
     rng = np.random.default_rng(0)
     n = 200
@@ -291,6 +292,20 @@ def test_bad_parameters_are_clear_errors():
         CompositionalGPClassifier(discrete_features=[7], max_depth=1).fit(X, y)
     with pytest.raises(ValueError, match="Unknown criterion"):
         CompositionalGPClassifier(criterion="nope", max_depth=1).fit(X, y)
+
+
+def test_automatic_restarts_only_for_a_likelihood_with_parameters_of_its_own():
+    # "auto" is the same search as no restarts for probit, and as two for the robust mixture (its outlier rate)
+    X, y = two_moons_like(n=40, flip=0.1)
+    params = dict(max_depth=1, baseline_models=False, warp_inputs=False, random_state=0)
+
+    def search(**more):
+        results = CompositionalGPClassifier(**params, **more).fit(X, y).search_results_
+        return results["criterion"], results["n_evaluations"]
+
+    assert search(n_restarts="auto") == search(n_restarts=0) != search(n_restarts=2)
+    robust = search(likelihood="robust", n_restarts="auto")
+    assert robust == search(likelihood="robust", n_restarts=2) != search(likelihood="robust", n_restarts=0)
 
 
 @pytest.mark.slow  # over 5 s on 2 cores

@@ -240,7 +240,7 @@ def test_callable_criterion(additive_interaction_data):
     assert model.best_score_ == pytest.approx(model.score(X, y))
 
 
-@pytest.mark.parametrize("n_jobs", [1, 2])
+@pytest.mark.parametrize("n_jobs", [1, pytest.param(2, marks=pytest.mark.slow)])  # (worker processes start in 5 s)
 def test_an_error_in_a_criterion_surfaces_as_itself(additive_interaction_data, n_jobs):
     """Not "every candidate failed": the user sees the criterion's own error."""
     def broken(estimator, X, y):

@@ -2,8 +2,6 @@
 
 import base64
 import re
-import subprocess
-import sys
 from types import SimpleNamespace
 
 import numpy as np
@@ -349,12 +347,6 @@ def test_holdout_forecast_of_a_periodic_trend(periodic_regression, additive_regr
         forecast_holdout(interaction_classifier[0], interaction_classifier[1], interaction_classifier[2])
     with pytest.raises(ValueError, match="at least 5 training rows"):
         forecast_holdout(model, t[:6], y[:6], holdout=0.5)
-
-
-def test_importing_the_package_does_not_import_matplotlib():
-    code = "import sys, skgpsearch, skgpsearch.inspection; print('matplotlib' in sys.modules)"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "False"
 
 
 def test_fixed_structure_refit_fits_one_candidate(additive_regression):
