@@ -7,7 +7,7 @@ outliers: the structure chosen with likelihood="gaussian" and "student_t" (ν = 
 learned), whether it is the truth, the RMSE of the posterior mean against f, whether the
 Gaussian model warned (OutlierWarning), and seconds per search.
 
-    python benchmarks/robust_regression.py [--seeds 10] [--outliers 0 1 3] [--n 50]
+    python benchmarks/robust_regression.py [--seeds 10] [--outliers 0 1 3] [--n 50] [--n-restarts 0]
 """
 
 import argparse
@@ -25,7 +25,7 @@ VARIANTS = {"gaussian": dict(likelihood="gaussian"), "student_t ν=4": dict(like
             "student_t ν learned": dict(likelihood="student_t", degrees_of_freedom=None)}
 
 
-def run(seed, n_outliers, n):
+def run(seed, n_outliers, n, n_restarts):
     rng = np.random.default_rng(seed)
     X = rng.uniform(0, 5, size=(n, 2))
     f = np.sin(2 * np.pi * X[:, 0]) + 0.4 * X[:, 0]
@@ -38,6 +38,7 @@ def run(seed, n_outliers, n):
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             model = CompositionalGPRegressor(base_kernels=("PER", "LIN"), max_depth=2, random_state=0,
+                                             n_restarts=n_restarts,
                                              **params).fit(X, y)
         out[name] = {
             "structure": str(model.structure_),
@@ -55,12 +56,14 @@ def main():
     parser.add_argument("--seeds", type=int, default=10)
     parser.add_argument("--outliers", type=int, nargs="+", default=[0, 1, 3])
     parser.add_argument("--n", type=int, default=50)
+    parser.add_argument("--n-restarts", type=int, default=0, help="random restarts per candidate")
     args = parser.parse_args()
-    print(f"Planted outliers, truth PER(0) + LIN(0), n = {args.n}, {args.seeds} seeds\n")
+    print(f"Planted outliers, truth PER(0) + LIN(0), n = {args.n}, {args.seeds} seeds, "
+          f"n_restarts = {args.n_restarts}\n")
     print("| outliers | noise model | recovered | median RMSE vs f | Gaussian warned | median s | examples of misses |")
     print("|---|---|---|---|---|---|---|")
     for k in args.outliers:
-        runs = [run(seed, k, args.n) for seed in range(args.seeds)]
+        runs = [run(seed, k, args.n, args.n_restarts) for seed in range(args.seeds)]
         for name in VARIANTS:
             part = [r[name] for r in runs]
             misses = sorted({p["structure"] for p in part if not p["recovered"]})[:3]

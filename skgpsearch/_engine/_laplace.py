@@ -35,7 +35,7 @@ from scipy.linalg import lapack, solve_triangular
 from ._kernel_tree import KernelTree, expand
 from ._linalg import NumericalError, cholesky_inverse, cholesky_lower, jittered_cholesky
 
-__all__ = ["LaplaceObjective", "LaplacePosterior", "MEAN_BOUNDS", "LAPLACE_FTOL"]
+__all__ = ["LaplaceObjective", "LaplacePosterior", "LAPLACE_FTOL", "LOO_REFIT_MAX_ROWS", "MEAN_BOUNDS"]
 
 #: Bounds of the constant latent mean.
 MEAN_BOUNDS = (-10.0, 10.0)
@@ -50,6 +50,16 @@ NEWTON_MAX_ITER = 200
 #: anyway (see ``_Mode.R_and_inverse_diagonal``); below it the formula cancels (its error is about
 #: eps·cond(B)/W_i) and a triangular solve gives that entry.
 DIAGONAL_FROM_B_MIN_W = 1e-6
+#: Up to this many rows, a posterior with an improper leave-one-out cavity (possible only where some W_i < 0)
+#: takes every row's leave-one-out density from the Laplace posterior refitted without that row, at the same
+#: hyperparameters; with more rows it keeps the cavity approximation, its improper variances clipped. Measured
+#: on benchmarks/robust_regression.py's data (Student-t noise, 50 rows, PER(0) + LIN(0) near interpolation,
+#: 16 of 50 cavities improper): the cavities summed to −1257 nats, the refits to +20.0 (the densities of the
+#: proper cavities were off by up to 5.5 nats as well), and the select stage chose a wrong structure over the
+#: truth; where every cavity is proper, cavities and refits agreed within 0.012 nats in all. The refits are
+#: n Newton solves on n − 1 rows, each started at the full mode (about three steps), O(n⁴) time in all:
+#: 1.3 s on 100 rows, 20 s on 250 and 58 s on 500 (Student-t, one column, 2-core machine).
+LOO_REFIT_MAX_ROWS = 200
 
 
 class LaplaceObjective:
@@ -466,25 +476,62 @@ class LaplacePosterior:
             return mean, np.sqrt(self.mode.latent_variance(K_cross, self.kernel.diag(X)))
         return mean, None
 
-    def loo_latent(self):
-        """Means and variances of the leave-one-out (cavity) distributions of the training latent values.
+    def _cavities(self, K):
+        """Means, variances and properness of the leave-one-out (cavity) distributions of the training latents.
 
         The Laplace posterior is N(f̂, Σ), Σ = (K⁻¹ + W)⁻¹; removing point i's
         Gaussian site (precision W_ii, centred where the likelihood's
         second-order expansion at f̂ peaks) leaves the cavity
         σ²_−i = 1 / (1/Σ_ii − W_ii) and μ_−i = f̂_i − σ²_−i ∇_i log p(y | f̂)
-        (Vehtari et al. 2016, §3.1; Opper & Winther 2000).
+        (Vehtari et al. 2016, §3.1; Opper & Winther 2000). A cavity is improper
+        (precision ≤ 0) only where other sites have W_j < 0; its variance is
+        clipped at 1e12.
         """
-        K = self.kernel(self.X)
         marginal = self.mode.inverse_diagonal(K)
         precision = 1.0 / np.maximum(marginal, 1e-300) - self.mode.W
         variance = 1.0 / np.maximum(precision, 1e-12)
-        return self.mode.f - variance * self.mode.d1, variance
+        return self.mode.f - variance * self.mode.d1, variance, precision > 0
 
     def loo_log_density(self, y):
-        """Approximate log p(y_i | y_−i) of every training point: the likelihood integrated over the cavity."""
-        mean, variance = self.loo_latent()
-        return self.likelihood.log_predictive_density(np.asarray(y, dtype=float), mean, variance, self.lik_theta)
+        """Approximate log p(y_i | y_−i) of every training point: the likelihood integrated over the cavity.
+
+        When a cavity is improper (a likelihood that is not log-concave, see
+        :meth:`_cavities`) and there are at most ``LOO_REFIT_MAX_ROWS`` rows,
+        every row's density comes instead from the Laplace posterior refitted
+        without that row at the same hyperparameters (the brute-force
+        leave-one-out of the approximation); a refit that fails gives NaN.
+        """
+        y = np.asarray(y, dtype=float)
+        K = self.kernel(self.X)
+        mean, variance, proper = self._cavities(K)
+        if np.all(proper) or y.shape[0] > LOO_REFIT_MAX_ROWS:
+            return self.likelihood.log_predictive_density(y, mean, variance, self.lik_theta)
+        return self._refitted_loo_log_density(K, y)
+
+    def _refitted_loo_log_density(self, K, y):
+        """log p(y_i | y_−i) from the Laplace posterior of the other rows, row by row (NaN where it fails)."""
+        n = y.shape[0]
+        mean, variance = np.full(n, np.nan), np.full(n, np.nan)
+        # Newton starts at the full mode's latent values on the other rows: with P = K⁻¹ their weights are
+        # a_−i − a_i P_−i,i / P_ii (a block inverse), three Newton steps per row where a_−i alone took twenty
+        P = cholesky_inverse(jittered_cholesky(K)[0])
+        P = np.tril(P) + np.tril(P, -1).T
+        a = self.mode.a
+        for i in range(n):
+            keep = np.arange(n) != i
+            K_rest = K[np.ix_(keep, keep)]
+            start = a[keep] - a[i] * P[keep, i] / P[i, i]
+            try:
+                mode = find_mode(K_rest, y[keep], self.mean, self.likelihood, self.lik_theta, a0=start)
+            except NumericalError:
+                continue
+            K_cross = K[keep, i : i + 1]
+            mean[i] = self.mean + float(K_cross[:, 0] @ mode.d1)
+            variance[i] = mode.latent_variance(K_cross, K[i : i + 1, i])[0]
+        density = np.full(n, np.nan)
+        ok = np.isfinite(mean)
+        density[ok] = self.likelihood.log_predictive_density(y[ok], mean[ok], variance[ok], self.lik_theta)
+        return density
 
     def predict_proba(self, X):
         """p(y* = +1 | X*) (the latent variance integrated out)."""
