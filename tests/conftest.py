@@ -70,6 +70,19 @@ def regression_data_with_outliers(n=30, seed=0):
     return X, y
 
 
+def laplace_refit_loo_log_densities(kernel, mean, likelihood, lik_theta, X, y):
+    """Brute-force leave-one-out: log p(y_i | y_-i) from a Laplace posterior fitted without row i, row by row."""
+    from skgpsearch._engine._laplace import LaplacePosterior
+
+    densities = []
+    for i in range(len(y)):
+        keep = np.arange(len(y)) != i
+        posterior = LaplacePosterior(kernel, mean, likelihood, lik_theta, X[keep], y[keep])
+        latent_mean, latent_var = posterior.predict_latent(X[i:i + 1], return_var=True)
+        densities.append(likelihood.log_predictive_density(y[i:i + 1], latent_mean, latent_var, lik_theta)[0])
+    return np.array(densities)
+
+
 @pytest.fixture(scope="session")
 def three_class_fit():
     """A one-vs-rest classifier (depth 1) on three classes cut from column 0 of 90 rows.
