@@ -135,3 +135,19 @@ def test_student_t_loo_with_improper_cavities_on_more_rows_than_refits_uses_clip
     assert np.all(np.isfinite(loo))
     assert abs(loo.sum() - refits.sum()) < 10.0
     assert cavities.sum() < refits.sum() - 100
+
+
+def test_student_t_predictive_variance_of_a_few_points_matches_the_dense_formula():
+    # sites with W_i < 0: the latent variance k** - k*' W (I + K W)^-1 k* of a few test points, taken without
+    # forming R, against the dense formula and against the path that forms R (many test points)
+    posterior, X, _ = _near_interpolating_student_t_posterior()
+    assert not posterior.mode.positive
+    X_test = np.random.default_rng(1).uniform(0, 5, size=(3, 2))
+    K, K_cross = posterior.kernel(X), posterior.kernel(X, X_test)
+    W = np.diag(posterior.mode.W)
+    R = np.linalg.solve((np.eye(len(X)) + K @ W).T, W.T).T
+    dense = np.einsum("ij,ij->j", K_cross, R @ K_cross)
+    few = posterior.variance_reduction(K_cross)
+    many = posterior.variance_reduction(posterior.kernel(X, np.vstack([X_test, X])))[:3]
+    np.testing.assert_allclose(few, dense, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(few, many, rtol=1e-8, atol=1e-10)
