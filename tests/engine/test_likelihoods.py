@@ -1,4 +1,4 @@
-"""The Student-t likelihood of robust regression: density and derivatives, Laplace gradient, Gaussian limit."""
+"""The Student-t likelihood of robust regression: density, derivatives, Laplace gradient, Gaussian limit, LOO."""
 
 import numpy as np
 import pytest
