@@ -498,8 +498,11 @@ class LaplacePosterior:
         (precision ≤ 0) only where other sites have W_j < 0; its variance is
         clipped at 1e12.
         """
-        marginal = self.mode.inverse_diagonal(K)
-        precision = 1.0 / np.maximum(marginal, 1e-300) - self.mode.W
+        return self._cavities_of(self.mode.inverse_diagonal(K), self.mode.W)
+
+    def _cavities_of(self, marginal, W):
+        """(means, variances, which are proper) of the cavities of posterior marginals Σ_ii and site precisions W."""
+        precision = 1.0 / np.maximum(marginal, 1e-300) - W
         variance = 1.0 / np.maximum(precision, 1e-12)
         return self.mode.f - variance * self.mode.d1, variance, precision > 0
 
@@ -537,10 +540,8 @@ class LaplacePosterior:
         if info != 0:
             raise NumericalError("the Laplace matrix B with clipped sites is not positive definite")
         V = solve_triangular(L, sW[:, np.newaxis] * K, lower=True, check_finite=False)
-        marginal = np.diag(K) - np.einsum("ij,ij->j", V, V)
-        precision = 1.0 / np.maximum(marginal, 1e-300) - W
-        variance = 1.0 / np.maximum(precision, 1e-12)
-        return self.mode.f - variance * self.mode.d1, variance
+        mean, variance, _ = self._cavities_of(np.diag(K) - np.einsum("ij,ij->j", V, V), W)
+        return mean, variance
 
     def _refitted_loo_log_density(self, K, y):
         """log p(y_i | y_−i) from the Laplace posterior of the other rows, row by row (NaN where it fails)."""
