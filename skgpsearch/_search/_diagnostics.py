@@ -12,7 +12,9 @@ records (the ``diagnostics`` column of ``search_results_``), the estimators'
 
 from __future__ import annotations
 
+import re
 import warnings
+from collections.abc import Sequence
 
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
@@ -21,7 +23,7 @@ from sklearn.gaussian_process.kernels import Kernel, Sum
 from ..grammar import Base, Expr, Product
 from ..kernels import ActiveColumns, DataSummary, from_kernel, to_kernel
 
-__all__ = ["DegenerateOptimumWarning", "OutlierWarning", "advice_for", "diagnose", "warn_about_degenerate_optimum",
+__all__ = ["DegenerateOptimumWarning", "OutlierWarning", "advice_for", "diagnose", "grouped_findings", "warn_about_degenerate_optimum",
            "warn_about_outliers", "white_noise_term"]
 
 #: A parameter within this fraction of its (log-)range from a bound sits at that bound. L-BFGS-B
@@ -141,7 +143,7 @@ def warn_about_degenerate_optimum(diagnostics: list[str]) -> None:
     """
     if diagnostics:
         warnings.warn(
-            "The chosen model's optimum is degenerate: " + "; ".join(_grouped(diagnostics)) + ". Its hyperparameters may "
+            "The chosen model's optimum is degenerate: " + "; ".join(grouped_findings(diagnostics)) + ". Its hyperparameters may "
             "not mean what they seem (see diagnostics_); consider other base kernels, more data, or "
             "describe(model) for the whole picture.",
             DegenerateOptimumWarning,
@@ -149,23 +151,36 @@ def warn_about_degenerate_optimum(diagnostics: list[str]) -> None:
         )
 
 
-#: Where the subject of a finding about one term ends (see ``_grouped``).
+#: Where the subject of a finding about one term ends (see :func:`grouped_findings`).
 _PREDICATES = (" has its ", " is constant on the data", " acts as white noise")
+#: A multiclass classifier's findings start with the binary problem they belong to.
+_PROBLEM_PREFIX = re.compile(r"^class '[^']*' vs rest: ")
 
 
-def _grouped(findings):
-    """``findings`` with those that differ only in their term merged into one sentence, in first-seen order."""
-    subjects: dict[str, list[str]] = {}
+def grouped_findings(findings: Sequence[str]) -> list[str]:
+    """``findings`` with those that differ only in their term merged into one sentence, in first-seen order.
+
+    "SE(5) has its lengthscale at its upper bound: ..." and the same of SE(6)
+    become "each of SE(5) and SE(6) has its lengthscale at its upper bound:
+    ...". Findings of different binary problems of a multiclass classifier
+    (their "class 'a' vs rest: " prefix) are never merged.
+    """
+    subjects: dict[tuple[str, str], list[str]] = {}
     for finding in findings:
-        cut = min((i for i in (finding.find(p) for p in _PREDICATES) if i > 0), default=-1)
-        predicate = finding[cut + 1:] if cut > 0 else finding
-        subjects.setdefault(predicate, []).append(finding[:cut] if cut > 0 else "")
+        match = _PROBLEM_PREFIX.match(finding)
+        prefix = match.group(0) if match else ""
+        body = finding[len(prefix):]
+        cut = min((i for i in (body.find(p) for p in _PREDICATES) if i > 0), default=-1)
+        predicate = body[cut + 1:] if cut > 0 else body
+        terms = subjects.setdefault((prefix, predicate), [])
+        if cut > 0 and body[:cut] not in terms:
+            terms.append(body[:cut])
     sentences = []
-    for predicate, terms in subjects.items():
-        if len(terms) == 1:
-            sentences.append(f"{terms[0]} {predicate}" if terms[0] else predicate)
+    for (prefix, predicate), terms in subjects.items():
+        if len(terms) <= 1:
+            sentences.append(prefix + (f"{terms[0]} {predicate}" if terms else predicate))
         else:
-            sentences.append(f"each of {', '.join(terms[:-1])} and {terms[-1]} {predicate}")
+            sentences.append(f"{prefix}each of {', '.join(terms[:-1])} and {terms[-1]} {predicate}")
     return sentences
 
 

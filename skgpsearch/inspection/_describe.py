@@ -17,7 +17,7 @@ import numpy as np
 from scipy.stats import t as student_t
 
 from .._search._classification import BinaryClassificationModelFitter
-from .._search._diagnostics import advice_for
+from .._search._diagnostics import advice_for, grouped_findings
 from .._search._pipeline import (COMPOSITE_MARGIN_SE, CROSS_VALIDATION_FOLDS, FORECAST_FRACTION,
                                  LOO_OPTIMISM_PER_HYPERPARAMETER, TREND_VARIANT_MESSAGE)
 from .._search._regression import RegressionModelFitter
@@ -274,9 +274,10 @@ def _region_phrase(switch, names, ranges):
 
 
 def _diagnostic_lines(estimator, names):
-    """One caution per degenerate feature of the fitted optimum (the estimator's ``diagnostics_``), with its advice."""
+    """One caution per kind of degenerate feature of the fitted optimum (the estimator's ``diagnostics_``, the
+    terms a finding holds for named together), with its advice."""
     return [f"- Caution: {_with_names(finding, names)}. {advice_for(finding)}"
-            for finding in getattr(estimator, "diagnostics_", None) or []]
+            for finding in grouped_findings(getattr(estimator, "diagnostics_", None) or [])]
 
 
 #: A kernel's column references in structure text: "SE(0" before ")" or "CP(2" before ",".
@@ -443,9 +444,18 @@ def describe_term(term, names, ranges=None):
     if len(groups) == 1:
         columns, group = next(iter(groups.items()))
         return _function_of(group, _variables(columns, names), _spread(columns, ranges))
-    pieces = [
-        _short_phrase(group, _variables(columns, names), _spread(columns, ranges)) for columns, group in groups.items()
-    ]
+    flat = {columns: group for columns, group in groups.items() if _nearly_constant(group, _spread(columns, ranges))}
+    pieces = [_short_phrase(group, _variables(columns, names), _spread(columns, ranges))
+              for columns, group in groups.items() if columns not in flat]
+    if len(flat) == 1:
+        columns, group = next(iter(flat.items()))
+        pieces.append(_short_phrase(group, _variables(columns, names), _spread(columns, ranges)))
+    elif flat:
+        # an ARD product over many columns, most of them irrelevant: one piece for all of those
+        scales = [float(group[0].params["lengthscale"]) for group in flat.values()]
+        variables = _join([_variables(columns, names) for columns in flat])
+        pieces.append(f"nearly constant in {variables} (lengthscales ≈ {_num(min(scales))} to {_num(max(scales))}, "
+                      "over 5 times each column's range)")
     every = [c for columns in groups for c in columns]
     return f"an interaction of {_join([_name(c, names) for c in every])} ({'; '.join(pieces)})"
 
@@ -523,6 +533,13 @@ def _function_of(group, var, spread):
     if degree == 2:
         return f"a quadratic function of {var}"
     return f"a polynomial of degree {degree} in {var}"
+
+
+def _nearly_constant(group, spread):
+    """Whether a product's factors on one set of columns are one stationary kernel with a lengthscale far beyond
+    the data's spread there."""
+    return (len(group) == 1 and group[0].kind.distance_based and not group[0].kind.periodic
+            and group[0].params.get("lengthscale", 0) > 5 * spread)
 
 
 def _short_phrase(group, var, spread):

@@ -19,7 +19,7 @@ from sklearn.metrics import accuracy_score, log_loss, mean_squared_error, r2_sco
 from sklearn.model_selection import BaseCrossValidator, KFold, StratifiedKFold, check_cv
 from sklearn.utils.validation import check_is_fitted
 
-from .._search._diagnostics import advice_for
+from .._search._diagnostics import advice_for, grouped_findings
 from ..kernels import looks_like_time_index
 from ._decompose import feature_names_of, structure_text
 from ._describe import _with_names, describe, finalist_label, held_out_column
@@ -215,7 +215,7 @@ def write_report(
         sections.append(("Degenerate optimum", "text",
                          "The chosen model's optimum has these degenerate features; its hyperparameters may not "
                          "mean what they seem. " + " ".join(f"({i}) {_with_names(f, names)}. {advice_for(f)}"
-                                                            for i, f in enumerate(findings, 1))))
+                                                            for i, f in enumerate(grouped_findings(findings), 1))))
     sections += _figure_sections(estimator, names, target_name)
     finalists = _finalists_table(estimator, names)
     if finalists:

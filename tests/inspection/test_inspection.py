@@ -273,6 +273,16 @@ def test_nearly_constant_factors_are_called_so():
     assert "nearly constant in `a`" in text and "smooth in `b` with lengthscale ≈ 0.5" in text
 
 
+def test_the_nearly_constant_factors_of_an_ard_product_share_one_phrase():
+    lengthscales = [300.0, 0.5, 90.0, 1000.0]
+    term = Base("SE", 0, {"variance": 1.0, "lengthscale": lengthscales[0]})
+    for column, lengthscale in enumerate(lengthscales[1:], 1):
+        term = term * Base("SE", column, {"variance": 1.0, "lengthscale": lengthscale})
+    text = describe_term(term, ["a", "b", "c", "d"], ranges=np.full(4, 4.0))
+    assert text == ("an interaction of `a`, `b`, `c` and `d` (smooth in `b` with lengthscale ≈ 0.5; nearly constant "
+                    "in `a`, `c` and `d` (lengthscales ≈ 90 to 1e+03, over 5 times each column's range))")
+
+
 @settings(max_examples=150, deadline=None)
 @given(expressions())
 def test_every_grammar_structure_gets_a_description(expr):

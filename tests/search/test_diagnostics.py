@@ -11,6 +11,7 @@ from skgpsearch._search._diagnostics import (
     CONSTANT_CORRELATION,
     WHITE_NOISE_CORRELATION,
     diagnose,
+    grouped_findings,
     warn_about_degenerate_optimum,
 )
 from skgpsearch.grammar import kind_names, parse
@@ -230,3 +231,26 @@ def test_nearest_and_least_correlations_match_the_kernel_matrix(text):
                                    rtol=0, atol=1e-10)
         if len(term.leaves) == 1:
             assert _least_correlation(kernel, term, X) == pytest.approx(correlation.min(), abs=1e-12)
+
+
+def test_findings_of_different_binary_problems_are_not_merged():
+    upper = "has its lengthscale at its upper bound: the term is nearly constant (or linear) over the data"
+    findings = [f"class 'a' vs rest: SE(1) {upper}", f"class 'b' vs rest: SE(1) {upper}",
+                f"class 'a' vs rest: SE(2) {upper}", "the noise variance is at its lower bound",
+                "the noise variance is at its lower bound"]
+    assert grouped_findings(findings) == [f"class 'a' vs rest: each of SE(1) and SE(2) {upper}",
+                                          f"class 'b' vs rest: SE(1) {upper}",
+                                          "the noise variance is at its lower bound"]
+
+
+def test_describe_names_the_terms_of_one_finding_in_one_caution():
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame(rng.normal(size=(60, 3)), columns=["time", "depth", "mass"])
+    y = np.sin(X["time"].to_numpy())
+    model = CompositionalGPRegressor(("SE",), max_depth=1, random_state=0)
+    _fit_quietly(model, X, y)
+    model.diagnostics_ = [f"SE({c}) is constant on the data" for c in range(3)]
+    text = describe(model)
+    assert text.count("Caution:") == 1
+    assert "Caution: each of SE(time), SE(depth) and SE(mass) is constant on the data." in text
