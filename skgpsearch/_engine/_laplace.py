@@ -29,13 +29,17 @@ the kernel gradient is contracted leaf by leaf (:class:`KernelTree`).
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from scipy.linalg import lapack, solve_triangular
+from scipy.optimize import minimize_scalar
+from scipy.special import logsumexp
 
 from ._kernel_tree import KernelTree, expand
 from ._linalg import NumericalError, cholesky_inverse, cholesky_lower, jittered_cholesky
 
-__all__ = ["LaplaceObjective", "LaplacePosterior", "LAPLACE_FTOL", "LOO_REFIT_MAX_ROWS", "MEAN_BOUNDS"]
+__all__ = ["LaplaceObjective", "LaplacePosterior", "LAPLACE_FTOL", "LOO_REFIT_MAX_ROWS", "MEAN_BOUNDS", "calibrate_predictive"]
 
 #: Bounds of the constant latent mean.
 MEAN_BOUNDS = (-10.0, 10.0)
@@ -50,6 +54,16 @@ NEWTON_MAX_ITER = 200
 #: anyway (see ``_Mode.R_and_inverse_diagonal``); below it the formula cancels (its error is about
 #: eps·cond(B)/W_i) and a triangular solve gives that entry.
 DIAGONAL_FROM_B_MIN_W = 1e-6
+#: The latent variance a binary posterior's predictive probabilities integrate is scaled by a factor in
+#: [VARIANCE_SCALE_MIN, 1] that maximises the leave-one-out log density of the training labels (see
+#: ``LaplacePosterior.calibrate_variance``), kept at 1 unless that gains more than VARIANCE_SCALE_MIN_GAIN nats
+#: and VARIANCE_SCALE_MARGIN_SE standard errors of the summed pointwise gains. On benchmarks/tabular.py's
+#: tables a gain of 1.8 nats at 1.5 standard errors (liver, fold 1) sharpened a predictive whose test log loss
+#: then rose from 0.79 to 0.84; the gains of wine's folds, whose log loss fell by a third to three quarters,
+#: were 3.7-12.8 standard errors.
+VARIANCE_SCALE_MIN = 1e-6
+VARIANCE_SCALE_MIN_GAIN = 1.0
+VARIANCE_SCALE_MARGIN_SE = 2.0
 #: Up to this many rows, a posterior with an improper leave-one-out cavity (possible only where some W_i < 0)
 #: takes every row's leave-one-out density from the Laplace posterior refitted without that row, at the same
 #: hyperparameters; with more rows, every row's density comes from the cavities of the posterior with the
@@ -454,6 +468,11 @@ class LaplacePosterior:
         self.log_marginal_likelihood = self.mode.log_marginal_likelihood
         # ∇ log p(y | f̂) = K⁻¹ (f̂ − m) at the mode: the predictive weights
         self.weights = self.mode.d1
+        #: The factor on the latent variance that the predictive probabilities integrate (see calibrate_variance).
+        self.variance_scale = 1.0
+        #: The least probability the predictive gives either class (see calibrate_variance); 0 unless calibrated.
+        self.probability_floor = 0.0
+        self.calibrated = False
 
     def predict_latent(self, X, return_var=False):
         """Posterior mean (and variance) of the latent f at ``X``."""
@@ -507,24 +526,76 @@ class LaplacePosterior:
         return self.mode.f - variance * self.mode.d1, variance, precision > 0
 
     def loo_log_density(self, y):
-        """Approximate log p(y_i | y_−i) of every training point: the likelihood integrated over the cavity.
+        """Approximate log p(y_i | y_−i) of every training point: the likelihood integrated over the cavity
+        (NaN where a refit failed, see :meth:`loo_moments`); the Laplace predictive's own, uncalibrated (see
+        :meth:`calibrate_variance` for the calibrated ones)."""
+        y = np.asarray(y, dtype=float)
+        mean, variance = self.loo_moments(y)
+        return self._loo_densities(y, mean, variance, 0.0)
 
-        When a cavity is improper (a likelihood that is not log-concave, see
-        :meth:`_cavities`) and there are at most ``LOO_REFIT_MAX_ROWS`` rows,
-        every row's density comes instead from the Laplace posterior refitted
-        without that row at the same hyperparameters (the brute-force
-        leave-one-out of the approximation; a refit that fails gives NaN);
-        with more rows, from the cavities of :meth:`_clipped_site_cavities`.
+    def _loo_densities(self, y, mean, variance, floor=None):
+        floor = self.probability_floor if floor is None else floor
+        density = np.full(y.shape[0], np.nan)
+        ok = np.isfinite(mean) & np.isfinite(variance)
+        density[ok] = _floored(self.likelihood.log_predictive_density(y[ok], mean[ok], variance[ok], self.lik_theta),
+                               floor)
+        return density
+
+    def loo_moments(self, y):
+        """Means and variances of the leave-one-out latent distributions of the training points.
+
+        The cavities of :meth:`_cavities`. When a cavity is improper (a
+        likelihood that is not log-concave) and there are at most
+        ``LOO_REFIT_MAX_ROWS`` rows, every row's instead comes from the
+        Laplace posterior refitted without that row at the same
+        hyperparameters (the brute-force leave-one-out of the approximation;
+        NaN where a refit fails); with more rows, from the cavities of
+        :meth:`_clipped_site_cavities`.
         """
         y = np.asarray(y, dtype=float)
+        cached = getattr(self, "_loo_cache", None)
+        if cached is not None and np.array_equal(cached[0], y):
+            return cached[1], cached[2]
         K = self.kernel(self.X)
         mean, variance, proper = self._cavities(K)
-        if np.all(proper):
-            return self.likelihood.log_predictive_density(y, mean, variance, self.lik_theta)
-        if y.shape[0] <= LOO_REFIT_MAX_ROWS:
-            return self._refitted_loo_log_density(K, y)
-        mean, variance = self._clipped_site_cavities(K)
-        return self.likelihood.log_predictive_density(y, mean, variance, self.lik_theta)
+        if not np.all(proper):
+            mean, variance = (self._refitted_loo_moments(K, y) if y.shape[0] <= LOO_REFIT_MAX_ROWS
+                              else self._clipped_site_cavities(K))
+        # the select stage scores a finalist, the final model calibrates it: one O(n³) computation
+        self._loo_cache = (y.copy(), mean, variance)
+        return mean, variance
+
+    def calibrate_variance(self, y):
+        """Calibrate the predictive by leave-one-out (``variance_scale``, ``probability_floor``); return the
+        leave-one-out log densities it then gives (:func:`calibrate_predictive` of this posterior alone).
+
+        The Laplace posterior of a binary likelihood is underconfident where
+        the classes separate well (Kuss & Rasmussen 2005; Nickisch &
+        Rasmussen 2008): a confidently classified point has a curvature
+        W_i ≈ 0, so the posterior keeps nearly the prior's variance there,
+        and with the large amplitude that separable labels favour,
+        Φ(μ / √(1 + σ²)) stays far from 0 and 1 although μ is far from the
+        boundary. On 20-column Gaussian classes 6 standard deviations apart
+        (300 rows) the test log loss was 0.253 nats a point against the Bayes
+        posterior's 0.0017.
+
+        Two corrections: the latent variance is scaled by the c ∈
+        [``VARIANCE_SCALE_MIN``, 1] (c → 0: the plug-in Φ(μ)) that maximises
+        the summed leave-one-out log density of the training labels -- one
+        parameter chosen on held-out predictions, as Platt scaling is, kept
+        at 1 unless it gains more than ``VARIANCE_SCALE_MIN_GAIN`` nats and
+        ``VARIANCE_SCALE_MARGIN_SE`` standard errors of the pointwise gains --
+        and, where c < 1, neither class gets a probability below
+        ε = 1 / (n + 2), Laplace's rule of succession for n rows: no row of
+        the training data can support more confidence than that (c = 1 keeps
+        the Laplace predictive as it is, floor 0). Without the floor a test point
+        unlike every training row got a probability of 10⁻¹² for its class
+        (breast_cancer, fold 0 of ``benchmarks/tabular.py``: a test log loss
+        of 0.53 against 0.18 uncalibrated; floored and calibrated 0.16). On
+        the Gaussian classes above the calibration gave c ≈ 0.002 and a test
+        log loss of 0.0016.
+        """
+        return calibrate_predictive([self], np.ones(1), y)
 
     def _clipped_site_cavities(self, K):
         """Cavities of the posterior whose negative site precisions are set to 0: proper wherever K is.
@@ -543,8 +614,9 @@ class LaplacePosterior:
         mean, variance, _ = self._cavities_of(np.diag(K) - np.einsum("ij,ij->j", V, V), W)
         return mean, variance
 
-    def _refitted_loo_log_density(self, K, y):
-        """log p(y_i | y_−i) from the Laplace posterior of the other rows, row by row (NaN where it fails)."""
+    def _refitted_loo_moments(self, K, y):
+        """Means and variances of each row's latent under the Laplace posterior of the other rows (NaN where it
+        fails)."""
         n = y.shape[0]
         mean, variance = np.full(n, np.nan), np.full(n, np.nan)
         # Newton starts at the full mode's latent values on the other rows: with P = K⁻¹ their weights are
@@ -563,17 +635,67 @@ class LaplacePosterior:
             K_cross = K[keep, i : i + 1]
             mean[i] = self.mean + float(K_cross[:, 0] @ mode.d1)
             variance[i] = mode.latent_variance(K_cross, K[i : i + 1, i])[0]
-        density = np.full(n, np.nan)
-        ok = np.isfinite(mean)
-        density[ok] = self.likelihood.log_predictive_density(y[ok], mean[ok], variance[ok], self.lik_theta)
-        return density
+        return mean, variance
 
     def predict_proba(self, X):
-        """p(y* = +1 | X*) (the latent variance integrated out)."""
+        """p(y* = +1 | X*) (the latent variance, times ``variance_scale``, integrated out)."""
         mean, var = self.predict_latent(X, return_var=True)
-        return self.likelihood.predict_proba(mean, var, self.lik_theta)
+        p = self.likelihood.predict_proba(mean, self.variance_scale * var, self.lik_theta)
+        return p if not self.probability_floor else self.probability_floor + (1.0 - 2.0 * self.probability_floor) * p
 
     def predict_log_odds(self, X):
         """log p(y* = +1 | X*) − log p(y* = −1 | X*)."""
         mean, var = self.predict_latent(X, return_var=True)
-        return self.likelihood.predict_log_odds(mean, var, self.lik_theta)
+        log_odds = self.likelihood.predict_log_odds(mean, self.variance_scale * var, self.lik_theta)
+        if not self.probability_floor:
+            return log_odds
+        # of the floored probability p' = ε + (1 − 2ε) p, from log p and log(1 − p) (no cancellation)
+        eps = self.probability_floor
+        log_p, log_q = -np.logaddexp(0.0, -log_odds), -np.logaddexp(0.0, log_odds)
+        return _floored(log_p, eps) - _floored(log_q, eps)
+
+
+def calibrate_predictive(posteriors, weights, y):
+    """Calibrate the weighted average of binary posteriors on the same training rows by leave-one-out.
+
+    One ``variance_scale`` and ``probability_floor`` for every member (see
+    :meth:`LaplacePosterior.calibrate_variance`), chosen for the leave-one-out
+    density of the averaged predictive Σ_k w_k p_k(y_i | y_−i): scaled apart,
+    the sharpest member outweighs the others wherever they disagree (on
+    breast_cancer's fold 0, ARD c = 10⁻⁶ and additive c = 0.09 raised the
+    test error of their average from 3.5 % to 5.3 %). Returns the averaged
+    predictive's leave-one-out log densities (NaN where a member has none).
+    """
+    y = np.asarray(y, dtype=float)
+    log_weights = np.log(np.asarray(weights, dtype=float))
+    moments = [posterior.loo_moments(y) for posterior in posteriors]
+    ok = np.logical_and.reduce([np.isfinite(m) & np.isfinite(v) for m, v in moments])
+    first = posteriors[0]
+
+    def densities(scale, floor, rows):
+        members = [first.likelihood.log_predictive_density(y[rows], m[rows], scale * v[rows], p.lik_theta)
+                   for p, (m, v) in zip(posteriors, moments)]
+        return _floored(logsumexp(np.add(np.column_stack(members), log_weights), axis=1), floor)
+
+    # each row's prediction comes from the other n - 1 rows
+    loo_floor = 1.0 / (y.shape[0] + 1)
+    scale, floor = 1.0, 0.0
+    if np.any(ok):
+        result = minimize_scalar(lambda t: -np.sum(densities(math.exp(t), loo_floor, ok)),
+                                 bounds=(math.log(VARIANCE_SCALE_MIN), 0.0), method="bounded", options={"xatol": 1e-3})
+        gains = densities(math.exp(float(result.x)), loo_floor, ok) - densities(1.0, 0.0, ok)
+        spread = math.sqrt(gains.size) * float(np.std(gains, ddof=1)) if gains.size > 1 else 0.0
+        if np.isfinite(result.fun) and gains.sum() > max(VARIANCE_SCALE_MIN_GAIN, VARIANCE_SCALE_MARGIN_SE * spread):
+            scale, floor = math.exp(float(result.x)), 1.0 / (y.shape[0] + 2)
+    for posterior in posteriors:
+        posterior.variance_scale, posterior.probability_floor, posterior.calibrated = scale, floor, True
+    out = np.full(y.shape[0], np.nan)
+    out[ok] = densities(scale, loo_floor if floor else 0.0, ok)
+    return out
+
+
+def _floored(log_density, floor):
+    """log(ε + (1 − 2ε) p) of binary predictive log densities log p: neither class below ε (0: unchanged)."""
+    if not floor:
+        return log_density
+    return np.logaddexp(math.log(floor), math.log1p(-2.0 * floor) + log_density)

@@ -229,6 +229,12 @@ class CompositionalGPClassifier(StructureSearchMixin, ClassifierMixin, BaseEstim
     search_stop_reason_ : str or list of str
     model_weights_ : ndarray, or list of them (multi-class)
         Weights of the averaged structures (``[1.0]`` without ``model_averaging``).
+    probability_calibration_ : list of dict, or list of them (multi-class)
+        For each averaged model (in the order of ``model_weights_``), the
+        leave-one-out calibration of its predictive probabilities:
+        ``variance_scale``, the factor on the latent variance they integrate
+        (1: the Laplace predictive as it is), and ``probability_floor``, the
+        least probability either class gets (see :meth:`predict_proba`).
     diagnostics_ : list of str
         Degenerate features of the chosen latent models' optima (a
         hyperparameter at a bound, a term constant or white noise on the
@@ -412,6 +418,9 @@ class CompositionalGPClassifier(StructureSearchMixin, ClassifierMixin, BaseEstim
         self.search_path_ = paths
         self.search_stop_reason_ = per_problem([o.search.stop_reason for o in outcomes])
         self.model_weights_ = per_problem([m.weights for m in models])
+        self.probability_calibration_ = per_problem([
+            [{"variance_scale": p.variance_scale, "probability_floor": p.probability_floor} for p in m.mixture]
+            for m in models])
         self.diagnostics_ = list(models[0].diagnostics) if binary else [
             f"class '{self.classes_[k]}' vs rest: {finding}" for k, m in zip(positives, models)
             for finding in m.diagnostics]
@@ -432,7 +441,10 @@ class CompositionalGPClassifier(StructureSearchMixin, ClassifierMixin, BaseEstim
 
         Binary: p(y = classes_[1]) from the Laplace posterior with the
         latent variance integrated out (exact for probit and robust,
-        Gauss–Hermite quadrature for logistic). Multi-class: the one-vs-rest
+        Gauss–Hermite quadrature for logistic), that variance calibrated by
+        leave-one-out (see ``LaplacePosterior.calibrate_variance`` and the
+        classification guide: the raw Laplace predictive is underconfident
+        on well-separated classes). Multi-class: the one-vs-rest
         probabilities normalised to sum to one.
         """
         p = self._binary_probabilities(X)

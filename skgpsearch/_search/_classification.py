@@ -274,6 +274,8 @@ class BinaryClassificationModelFitter:
         model.diagnostics = best.diagnostics
         model.mixture = [model.posterior] + [self.model(r, outcome.rows).posterior for r in outcome.selected[1:]]
         model.weights = outcome.weights
+        # from the leave-one-out moments the select stage computed for the finalists it scored
+        model.calibrate()
         model.finalists = outcome.finalists
         model.finalist_weights = {id(r): w for r, w in zip(outcome.selected, outcome.weights)}
         return model

@@ -28,7 +28,7 @@ from sklearn.base import clone
 from sklearn.gaussian_process.kernels import Kernel, WhiteKernel
 
 from .._engine._exact import GPPosterior, RegressionObjective
-from .._engine._laplace import LaplaceObjective, LaplacePosterior
+from .._engine._laplace import LaplaceObjective, LaplacePosterior, calibrate_predictive
 from .._engine._likelihoods import OUTLIER_CLIP, Likelihood
 from .._engine._linalg import NumericalError
 from .._engine._sparse import SparseObjective, SparsePosterior
@@ -379,6 +379,19 @@ class BinaryLaplaceModel:
         """Approximate log p(y_i | y_−i) of every training label (Laplace cavity; Vehtari et al. 2016)."""
         with single_threaded_blas():
             return self.posterior.loo_log_density(self.y_train_)
+
+    def calibrate(self) -> None:
+        """Calibrate the predictive of ``mixture`` (with ``weights``) by leave-one-out
+        (:func:`~skgpsearch._engine._laplace.calibrate_predictive`): one variance scale and floor for all.
+
+        Only the final model: the select stage compares and stacks the
+        finalists by the Laplace predictive's own leave-one-out densities.
+        Calibrated ones, sharper, moved the stacking weights: on
+        breast_cancer's fold 0 all of it went to one model, and the test
+        error rose from 3.5 % to 5.3 %.
+        """
+        with single_threaded_blas():
+            calibrate_predictive(self.mixture, self.weights, self.y_train_)
 
 
 def latent_prior_moments(prior: Any, structure: Expr, summary: DataSummary, likelihood: Likelihood,

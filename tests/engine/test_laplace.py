@@ -7,7 +7,7 @@ from scipy.special import expit, logit
 from sklearn.gaussian_process import GaussianProcessClassifier
 from sklearn.gaussian_process.kernels import RBF, ConstantKernel, WhiteKernel
 
-from skgpsearch._engine._laplace import LaplacePosterior, LaplaceObjective, find_mode
+from skgpsearch._engine._laplace import LaplaceObjective, LaplacePosterior, calibrate_predictive, find_mode
 from skgpsearch._engine._linalg import cholesky_lower
 from skgpsearch._engine._likelihoods import Logistic, Probit, RobustProbit, get_likelihood
 from skgpsearch.grammar import parse
@@ -277,3 +277,80 @@ def test_a_posterior_started_at_a_subsets_predictions_is_the_posterior_from_scra
     np.testing.assert_allclose(posteriors[1].mode.f, posteriors[0].mode.f, rtol=0, atol=1e-5)
     assert posteriors[1].log_marginal_likelihood == pytest.approx(posteriors[0].log_marginal_likelihood, abs=1e-7)
     assert counts[1] < counts[0], counts
+
+
+def _separable_posterior(likelihood, n=120, seed=0):
+    # two Gaussian classes 6 standard deviations apart: a large amplitude, labels the posterior barely contracts
+    rng = np.random.default_rng(seed)
+    y = np.where(rng.random(n) < 0.5, 1.0, -1.0)
+    X = rng.normal(size=(n, 2)) + 3.0 * y[:, None] * np.array([1.0, 0.0])
+    kernel = to_kernel(parse("SE(0) * SE(1)"), X)
+    kernel.theta = np.log([50.0, 4.0, 100.0])  # amplitude, lengthscales across and along the classes
+    return LaplacePosterior(kernel, 0.0, likelihood, likelihood.default_theta(), X, y), X, y
+
+
+@pytest.mark.parametrize("likelihood", LIKELIHOODS, ids=lambda l: l.name)
+def test_the_calibrated_variance_scale_maximises_the_leave_one_out_density(likelihood):
+    posterior, X, y = _separable_posterior(likelihood)
+    densities = posterior.calibrate_variance(y)
+    mean, variance = posterior.loo_moments(y)
+    floor = 1.0 / (len(y) + 1)
+
+    def total(scale):  # independent of the method: the floored predictive density, by hand
+        p = np.exp(likelihood.log_predictive_density(y, mean, scale * variance, posterior.lik_theta))
+        return np.sum(np.log(floor + (1 - 2 * floor) * p))
+
+    grid = np.exp(np.linspace(np.log(1e-6), 0.0, 200))
+    assert posterior.variance_scale < 0.1  # separable labels: far more confident than the raw Laplace predictive
+    assert densities.sum() == pytest.approx(total(posterior.variance_scale), rel=1e-9)
+    assert densities.sum() >= max(total(s) for s in grid) - 1e-3
+    assert densities.sum() > total(1.0) + 1.0
+
+
+@pytest.mark.parametrize("likelihood", LIKELIHOODS, ids=lambda l: l.name)
+def test_calibrated_probabilities_keep_the_floor_and_match_their_log_odds(likelihood):
+    posterior, X, y = _separable_posterior(likelihood)
+    posterior.calibrate_variance(y)
+    X_test = np.vstack([X[:10], [[3.0, 0.0], [-3.0, 0.0], [0.0, 0.0]]])  # the class centres, the boundary
+    p = posterior.predict_proba(X_test)
+    eps = 1.0 / (len(y) + 2)
+    assert posterior.probability_floor == eps
+    assert np.all(p >= eps) and np.all(p <= 1 - eps)
+    # at the class centres more confident than the raw Laplace predictive
+    calibrated = p[-3:-1]
+    np.testing.assert_allclose(posterior.predict_log_odds(X_test), np.log(p / (1 - p)), rtol=1e-8, atol=1e-10)
+    posterior.variance_scale, posterior.probability_floor = 1.0, 0.0
+    raw = posterior.predict_proba(X_test[-3:-1])
+    assert calibrated[0] > raw[0] and calibrated[1] < raw[1]
+
+
+def test_calibration_keeps_the_variance_where_it_gains_little():
+    # overlapping classes: the leave-one-out density is nearly flat in the scale
+    X, y = _data(n=60, flip=0.2)
+    kernel = to_kernel(parse("SE(0) + SE(1)"), X)
+    posterior = LaplacePosterior(kernel, 0.0, Probit(), np.zeros(0), X, y)
+    raw = posterior.loo_log_density(y)
+    calibrated = posterior.calibrate_variance(y)
+    assert posterior.variance_scale == 1.0 and posterior.probability_floor == 0.0
+    np.testing.assert_array_equal(calibrated, raw)
+
+
+def test_an_average_of_posteriors_is_calibrated_as_one_predictive():
+    first, X, y = _separable_posterior(Probit())
+    kernel = to_kernel(parse("SE(0) + SE(1)"), X)
+    kernel.theta = np.log([30.0, 3.0, 1.0, 100.0])
+    second = LaplacePosterior(kernel, 0.0, Probit(), np.zeros(0), X, y)
+    weights = np.array([0.6, 0.4])
+    densities = calibrate_predictive([first, second], weights, y)
+    assert first.variance_scale == second.variance_scale < 0.1
+    assert first.probability_floor == second.probability_floor == 1.0 / (len(y) + 2)
+    moments = [first.loo_moments(y), second.loo_moments(y)]
+    floor = 1.0 / (len(y) + 1)
+
+    def total(scale):  # the floored weighted average of the members' leave-one-out probabilities, by hand
+        p = sum(w * np.exp(Probit().log_predictive_density(y, m, scale * v, np.zeros(0)))
+                for w, (m, v) in zip(weights, moments))
+        return np.sum(np.log(floor + (1 - 2 * floor) * p))
+
+    assert densities.sum() == pytest.approx(total(first.variance_scale), rel=1e-9)
+    assert densities.sum() >= max(total(s) for s in np.exp(np.linspace(np.log(1e-6), 0.0, 200))) - 1e-3
