@@ -472,7 +472,8 @@ class LaplacePosterior:
         self.variance_scale = 1.0
         #: The least probability the predictive gives either class (see calibrate_variance); 0 unless calibrated.
         self.probability_floor = 0.0
-        self.calibrated = False
+        # (y, means, variances) of loo_moments: the select stage scores a finalist, the final model calibrates it
+        self._loo_cache = None
 
     def predict_latent(self, X, return_var=False):
         """Posterior mean (and variance) of the latent f at ``X``."""
@@ -531,14 +532,9 @@ class LaplacePosterior:
         :meth:`calibrate_variance` for the calibrated ones)."""
         y = np.asarray(y, dtype=float)
         mean, variance = self.loo_moments(y)
-        return self._loo_densities(y, mean, variance, 0.0)
-
-    def _loo_densities(self, y, mean, variance, floor=None):
-        floor = self.probability_floor if floor is None else floor
         density = np.full(y.shape[0], np.nan)
         ok = np.isfinite(mean) & np.isfinite(variance)
-        density[ok] = _floored(self.likelihood.log_predictive_density(y[ok], mean[ok], variance[ok], self.lik_theta),
-                               floor)
+        density[ok] = self.likelihood.log_predictive_density(y[ok], mean[ok], variance[ok], self.lik_theta)
         return density
 
     def loo_moments(self, y):
@@ -553,7 +549,7 @@ class LaplacePosterior:
         :meth:`_clipped_site_cavities`.
         """
         y = np.asarray(y, dtype=float)
-        cached = getattr(self, "_loo_cache", None)
+        cached = self._loo_cache
         if cached is not None and np.array_equal(cached[0], y):
             return cached[1], cached[2]
         K = self.kernel(self.X)
@@ -561,7 +557,6 @@ class LaplacePosterior:
         if not np.all(proper):
             mean, variance = (self._refitted_loo_moments(K, y) if y.shape[0] <= LOO_REFIT_MAX_ROWS
                               else self._clipped_site_cavities(K))
-        # the select stage scores a finalist, the final model calibrates it: one O(n³) computation
         self._loo_cache = (y.copy(), mean, variance)
         return mean, variance
 
@@ -688,7 +683,7 @@ def calibrate_predictive(posteriors, weights, y):
         if np.isfinite(result.fun) and gains.sum() > max(VARIANCE_SCALE_MIN_GAIN, VARIANCE_SCALE_MARGIN_SE * spread):
             scale, floor = math.exp(float(result.x)), 1.0 / (y.shape[0] + 2)
     for posterior in posteriors:
-        posterior.variance_scale, posterior.probability_floor, posterior.calibrated = scale, floor, True
+        posterior.variance_scale, posterior.probability_floor = scale, floor
     out = np.full(y.shape[0], np.nan)
     out[ok] = densities(scale, loo_floor if floor else 0.0, ok)
     return out
