@@ -35,8 +35,10 @@ Methods
   (times a constant; plus a WhiteKernel for regression), n_restarts_optimizer=2;
 - RandomForest (500 trees) and HistGradientBoosting (defaults).
 
-Columns: mean error over the folds -- classification error %, regression SMSE and MSLL
-(mean standardised log loss, R&W eq. 2.34; GPs only) -- with a "*" where a method is
+Columns: mean error over the folds -- classification error % and test log loss (nats per point:
+LOG_LOSS with the calibrated predictive the classifier returns, LOG_LOSS_RAW with the Laplace
+predictive's own, for our rules only), regression SMSE and MSLL (mean standardised log loss,
+R&W eq. 2.34; GPs only) -- with a "*" where a method is
 significantly worse (p < 0.05) than the better of RandomForest and the ARD GP by the corrected
 resampled t-test (Nadeau & Bengio 2003), seconds per fold, and the structures chosen.
 
@@ -68,6 +70,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 from skgpsearch import CompositionalGPClassifier, CompositionalGPRegressor
+from skgpsearch._engine._laplace import calibrate_predictive
 from skgpsearch._search import BinaryClassificationModelFitter
 from skgpsearch._search._pipeline import _clear_of_the_baselines, loo_optimism, resolve_selection, stacking_weights
 from skgpsearch.criteria import HyperPrior
@@ -117,8 +120,8 @@ def folds(X, y, task):
 class _Recording:
     """Keeps every binary problem's (model fitter, pipeline result) of a fit: the finalists' models."""
 
-    def _run_pipeline(self, model_fitter, grammar, criterion, seed):
-        outcome = super()._run_pipeline(model_fitter, grammar, criterion, seed)
+    def _run_pipeline(self, model_fitter, grammar, criterion, seed, **options):
+        outcome = super()._run_pipeline(model_fitter, grammar, criterion, seed, **options)
         self._recorded.append((model_fitter, outcome))
         return outcome
 
@@ -267,14 +270,22 @@ def run_ours(task, X_train, y_train, X_test, y_test, n_jobs):
         if any(rule not in r for r in rules):
             continue
         if task == "classification":
-            probabilities = []
+            raw, calibrated = [], []
             for (fitter, outcome), chosen in zip(estimator._recorded, rules):
-                p = sum(w * fitter.model(r, outcome.rows).posterior.predict_proba(Xt) for r, w in chosen[rule])
-                probabilities.append(p)
-            p = np.column_stack(probabilities)
-            p = np.column_stack([1 - p[:, 0], p[:, 0]]) if p.shape[1] == 1 else p / p.sum(axis=1, keepdims=True)
+                posteriors = [fitter.model(r, outcome.rows).posterior for r, _ in chosen[rule]]
+                weights = [w for _, w in chosen[rule]]
+                # the fit calibrated its own choice's posteriors; each rule starts from the raw predictive
+                _set_calibration(posteriors, 1.0, 0.0)
+                raw.append(sum(w * post.predict_proba(Xt) for post, w in zip(posteriors, weights)))
+                # as the estimator's final model does for its mixture (see BinaryLaplaceModel.calibrate)
+                calibrate_predictive(posteriors, weights, fitter.y)
+                calibrated.append(sum(w * post.predict_proba(Xt) for post, w in zip(posteriors, weights)))
+                _set_calibration(posteriors, 1.0, 0.0)
+            p, p_raw = _class_probabilities(calibrated), _class_probabilities(raw)
             predicted = estimator.classes_[np.argmax(p, axis=1)]
             out[rule] = {"error": float(np.mean(predicted != y_test)),
+                         "log_loss": _log_loss(p, estimator.classes_, y_test),
+                         "log_loss_raw": _log_loss(p_raw, estimator.classes_, y_test),
                          "structures": [_text(r.structure) for chosen in rules for r, _ in chosen[rule][:1]],
                          "baseline": all(r.baseline for chosen in rules
                                          for r, _ in chosen[rule][:1])}
@@ -285,6 +296,24 @@ def run_ours(task, X_train, y_train, X_test, y_test, n_jobs):
                          "structures": [_text(chosen[rule][0][0].structure)],
                          "baseline": chosen[rule][0][0].baseline}
     return out
+
+
+def _set_calibration(posteriors, scale, floor):
+    for posterior in posteriors:
+        posterior.variance_scale, posterior.probability_floor = scale, floor
+
+
+def _class_probabilities(one_vs_rest):
+    """(n, n_classes) probabilities from each binary problem's p(positive), as the classifier's predict_proba."""
+    p = np.column_stack(one_vs_rest)
+    return np.column_stack([1 - p[:, 0], p[:, 0]]) if p.shape[1] == 1 else p / p.sum(axis=1, keepdims=True)
+
+
+def _log_loss(probabilities, classes, y_test):
+    """Mean negative log probability of the test points' classes (nats per point; probabilities clipped at 1e-15
+    as scikit-learn's log_loss does)."""
+    column = np.searchsorted(classes, y_test)
+    return float(-np.mean(np.log(np.clip(probabilities[np.arange(len(y_test)), column], 1e-15, None))))
 
 
 def _text(structure):
@@ -321,6 +350,7 @@ def run_baseline(method, task, X_train, y_train, X_test, y_test, n_jobs):
         out = {"seconds": time.perf_counter() - start}
         if task == "classification":
             out["error"] = float(np.mean(model.predict(X_test) != y_test))
+            out["log_loss"] = _log_loss(model.predict_proba(X_test), model.classes_, y_test)
         elif method == "sklearn GP ARD":
             mean, std = model.predict(X_test, return_std=True)
             out.update(_regression_scores(mean, stats.norm.logpdf(y_test, mean, std), y_train, y_test))
@@ -355,7 +385,8 @@ def corrected_t_test(a, b, n_train, n_test):
 
 
 def table(results, datasets):
-    for task, metric_names in (("classification", ["error"]), ("regression", ["smse", "msll"])):
+    for task, metric_names in (("classification", ["error", "log_loss", "log_loss_raw"]),
+                               ("regression", ["smse", "msll"])):
         names = [d for d in datasets if load(d)[2] == task and d in results]
         if not names:
             continue
@@ -417,9 +448,9 @@ def _fold_values(result, method, metric):
         if rule == "default":  # folds searched with selection="loo" on 2+ columns: today's "auto" rule there
             auto = resolve_selection("auto", has_loo=True)
             default = {"loo": "stacking-clear" if auto == "stacking" else auto, "criterion": "default"}
-            values = [f[default[f["selection"]]][metric] for f in folds_done.values() if default[f["selection"]] in f]
+            values = [f[default[f["selection"]]].get(metric) for f in folds_done.values() if default[f["selection"]] in f]
         else:
-            values = [f[rule][metric] for f in folds_done.values() if rule in f]
+            values = [f[rule].get(metric) for f in folds_done.values() if rule in f]
     else:
         folds_done = result.get(method, {})
         values = [f.get(metric) for f in folds_done.values()]

@@ -209,7 +209,6 @@ class StructureSearchMixin:
                     and all(get_kind(name).distance_based for name in names))
         transformer = InputWarping().fit(X) if warp else None
         gain = None
-        started = time.perf_counter()
         if transformer is not None and self.warp_inputs == "auto":
             gain = evidence_gain(transformer.transform(X)) if np.any(transformer.lambdas_ != 1.0) else None
             transformer.evidence_gain_ = gain
@@ -223,8 +222,6 @@ class StructureSearchMixin:
         self.input_transformer_ = transformer
         # the measured gain, also where it left the inputs unwarped (benchmarks/tabular.py records it)
         self._warping_evidence_gain = gain
-        # time_budget bounds the whole fit: the first search spends less by what the decision took
-        self._budget_spent_before_search = time.perf_counter() - started
         return X if transformer is None else transformer.transform(X)
 
     def _model_inputs(self, X: np.ndarray) -> np.ndarray:
@@ -288,12 +285,17 @@ class StructureSearchMixin:
         """The progress callback (see :func:`skgpsearch.search_progress`; None when quiet)."""
         return progress_callback(self.verbose)
 
-    def _search_time_budget(self) -> float | None:
-        """``time_budget`` less what this fit spent before its first search (the warp decision)."""
+    def _start_fit_clock(self) -> None:
+        """Start the clock ``time_budget`` bounds: everything ``fit`` does from here counts against it."""
+        self._fit_started = time.perf_counter()
+
+    def _search_time_budget(self, searches_left: int = 1) -> float | None:
+        """The next search's share of ``time_budget``: what this fit has left (after the warp decision and
+        the searches before), split evenly over the ``searches_left`` searches still to run."""
         if self.time_budget is None:
             return None
-        spent, self._budget_spent_before_search = getattr(self, "_budget_spent_before_search", 0.0), 0.0
-        return max(self.time_budget - spent, MIN_SEARCH_BUDGET)
+        left = self.time_budget - (time.perf_counter() - self._fit_started)
+        return max(left / searches_left, MIN_SEARCH_BUDGET)
 
     def _min_improvement(self, criterion: SelectionCriterion) -> float:
         """The search's ``min_improvement``: the option, or for "auto" ``MIN_IMPROVEMENT_NATS`` under a
@@ -307,15 +309,17 @@ class StructureSearchMixin:
         return self.max_fits_per_depth
 
     def _run_pipeline(self, model_fitter: Any, grammar: Grammar, criterion: SelectionCriterion,
-                      seed: int) -> PipelineResult:
-        """The staged search (explore, finalists, select) with this estimator's depth, beam, budgets and progress."""
+                      seed: int, searches_left: int = 1, budget: float | None = None) -> PipelineResult:
+        """The staged search (explore, finalists, select) with this estimator's depth, beam, budgets and progress;
+        ``searches_left`` (this one included) share what is left of ``time_budget``, unless ``budget`` (seconds)
+        is given."""
         settings = SearchSettings(
             max_depth=self.max_depth,
             beam_width=1 if self.search == "greedy" else self.beam_width,
             n_jobs=self.n_jobs,
             max_candidates=self.max_candidates,
             max_fits_per_depth=self._fits_per_depth(model_fitter.X.shape[1]),
-            time_budget=self._search_time_budget(),
+            time_budget=self._search_time_budget(searches_left) if budget is None else budget,
             model_averaging=self.model_averaging,
             selection=resolve_selection(self.selection, model_fitter.has_loo, model_fitter.forecasts,
                                         model_fitter.is_series),

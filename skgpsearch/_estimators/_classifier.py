@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import numbers
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
 from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
@@ -30,7 +32,8 @@ from .._search import (
 )
 from ..grammar import Grammar
 from ..inspection import ClassificationView, Decomposition, decompose, describe
-from ._base import BaseKernels, CriterionLike, RandomStateLike, StructureSearchMixin, validate_numeric_data
+from ._base import (MIN_SEARCH_BUDGET, BaseKernels, CriterionLike, RandomStateLike, StructureSearchMixin,
+                    validate_numeric_data)
 
 __all__ = ["CompositionalGPClassifier"]
 
@@ -134,12 +137,13 @@ class CompositionalGPClassifier(StructureSearchMixin, ClassifierMixin, BaseEstim
         screening cut a fold from 139 to 91 s for one test row in 569, on
         13 (heart) it cost more than it saved.
     time_budget : float, default=None
-        Budget in seconds per binary problem, finalists included: the search
-        sends a batch of fits only when its predicted time ends before the
-        budget, less what the finalists will need (see the regressor's
-        ``time_budget``); a warning says where it stopped.
-        The first problem's budget also pays for the warp decision (see
-        ``warp_inputs``).
+        Budget in seconds for the whole ``fit``, the warp decision (see
+        ``warp_inputs``) and the finalists included: each search sends a
+        batch of fits only when its predicted time ends before its budget,
+        less what its finalists will need (see the regressor's
+        ``time_budget``); a warning says where it stopped. With several
+        classes, each one-vs-rest search gets an even share of what is
+        left when it starts, so time a search did not use goes to the next.
     n_jobs : int, default=None
         Candidates fitted in parallel (joblib).
     random_state : int, RandomState instance or None, default=None
@@ -343,6 +347,7 @@ class CompositionalGPClassifier(StructureSearchMixin, ClassifierMixin, BaseEstim
         self : object
         """
         self._validate_params()
+        self._start_fit_clock()
         X, y = _validate_training_data(self, X, y)
         self._check_n_jobs()
         check_classification_targets(y)
@@ -366,8 +371,8 @@ class CompositionalGPClassifier(StructureSearchMixin, ClassifierMixin, BaseEstim
         X_model = self._fit_input_warping(X, evidence_gain=lambda X_warped: classification_warping_evidence_gain(
             X, X_warped, labels, likelihood, discrete_mask, seed, n_jobs=self.n_jobs))
         summary = classification_summary(X_model, discrete_mask=discrete_mask)
-        models, outcomes = [], []
-        for k, y_binary in zip(positives, labels):
+        models, outcomes, interrupted_in = [], [], None
+        for i, (k, y_binary) in enumerate(zip(positives, labels)):
             progress = self._progress()
             if progress is not None and len(positives) > 1:
                 progress(f"class '{self.classes_[k]}' vs rest")
@@ -376,9 +381,24 @@ class CompositionalGPClassifier(StructureSearchMixin, ClassifierMixin, BaseEstim
                 max_optimize_samples=self.max_optimize_samples, baseline_models=self.baseline_models,
                 searching=not grammar.single_structure, objective=self.objective,
             )
-            outcome = self._run_pipeline(fitter, grammar, criterion, seed + k)
+            if interrupted_in is None:
+                outcome = self._run_pipeline(fitter, grammar, criterion, seed + k, searches_left=len(positives) - i)
+                if "interrupted" in outcome.search.stop_reason:
+                    interrupted_in = self.classes_[k]
+            else:
+                # one Ctrl-C ends the whole fit: the classes after it get their first base kernel, fitted
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", ConvergenceWarning)
+                    outcome = self._run_pipeline(fitter, grammar, criterion, seed + k, budget=MIN_SEARCH_BUDGET)
+                outcome.search.stop_reason = (f"not searched: the fit was interrupted in class "
+                                              f"'{interrupted_in}' vs rest; the first base kernel only")
             models.append(fitter.final_model(outcome))
             outcomes.append(outcome)
+        unsearched = [self.classes_[k] for k, o in zip(positives, outcomes) if o.search.stop_reason.startswith("not")]
+        if unsearched:
+            warnings.warn(f"The fit was interrupted in class '{interrupted_in}' vs rest: the classes after it "
+                          f"({', '.join(map(str, unsearched))}) were not searched and use their first base kernel "
+                          "(see search_stop_reason_).", RuntimeWarning, stacklevel=2)
         self._binary_models = models
         self.X_train_, self.y_train_ = X, y
         self._gp_X_train = X_model

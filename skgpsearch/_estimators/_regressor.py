@@ -455,6 +455,7 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
         self : object
         """
         self._validate_params()
+        self._start_fit_clock()
         X, y = validate_numeric_data(self, X, y, y_numeric=True, ensure_min_samples=2)
         # the model keeps the training data: never share the caller's arrays
         X, y = X.copy(), y.copy()

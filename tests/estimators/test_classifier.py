@@ -1,11 +1,14 @@
 """CompositionalGPClassifier: sklearn contract, behaviour against independent references."""
 
 import pickle
+import time
+import warnings
 
 import numpy as np
 import pytest
 from scipy.special import expit
 from sklearn.base import clone
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.gaussian_process import GaussianProcessClassifier
 from sklearn.gaussian_process.kernels import RBF, ConstantKernel
 
@@ -193,6 +196,30 @@ def test_robust_likelihood_estimates_the_outlier_rate():
 
 
 @pytest.mark.slow  # over 5 s on 2 cores
+def test_an_interrupt_ends_a_multiclass_fit_with_every_class_fitted(monkeypatch):
+    import skgpsearch._search._loop as loop_module
+
+    rng = np.random.default_rng(1)
+    X = rng.uniform(-2, 2, size=(90, 2))
+    y = np.array(["a", "b", "c"])[np.digitize(X[:, 0] + 0.2 * rng.normal(size=90), [-0.7, 0.7])]
+    report, searches = loop_module.StructureSearch._report, []
+
+    def ctrl_c_after_the_first_level(self, depth, *args):
+        report(self, depth, *args)
+        searches.append(depth)
+        if len(searches) == 1:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(loop_module.StructureSearch, "_report", ctrl_c_after_the_first_level)
+    with pytest.warns(RuntimeWarning, match=r"interrupted in class 'a' vs rest: the classes after it \(b, c\)"):
+        clf = CompositionalGPClassifier(max_depth=3, n_restarts=0, random_state=0).fit(X, y)
+    assert clf.search_stop_reason_[0] == "interrupted"
+    assert all(reason.startswith("not searched") for reason in clf.search_stop_reason_[1:])
+    # the classes after the interrupt fitted one base kernel each, and the model predicts
+    assert [len(clf.search_results_["class"]) - clf.search_results_["class"].count("a")] == [2]
+    assert clf.predict_proba(X).shape == (90, 3) and clf.score(X, y) > 0.7
+
+
 def test_multiclass_string_labels_one_structure_per_class():
     rng = np.random.default_rng(0)
     X = rng.uniform(-2, 2, size=(150, 2))
@@ -212,6 +239,32 @@ def test_multiclass_string_labels_one_structure_per_class():
     parts = [get_criterion("bic_light")._score(m, X_, yk) for m, X_, yk in clf._criterion_parts(X, y)]
     assert get_criterion("bic_light")(clf, X, y) == pytest.approx(sum(parts))
     assert clf.best_score_ == pytest.approx(sum(parts), rel=1e-9)
+
+
+def test_the_time_budget_bounds_the_whole_multiclass_fit(monkeypatch):
+    # one budget for the fit: each one-vs-rest search gets an even share of what is left when it starts
+    rng = np.random.default_rng(1)
+    X = rng.uniform(-2, 2, size=(90, 2))
+    y = np.digitize(X[:, 0] + 0.2 * rng.normal(size=90), [-0.7, 0.7])
+    budget, shares, left = 4.0, [], []
+    clf = CompositionalGPClassifier(max_depth=3, n_restarts=0, random_state=0, time_budget=budget)
+    run = pipeline_module.SearchPipeline.run
+
+    def recording_run(self, *args, **kwargs):
+        shares.append(self.settings.time_budget)
+        left.append(budget - (time.perf_counter() - clf._fit_started))
+        return run(self, *args, **kwargs)
+
+    monkeypatch.setattr(pipeline_module.SearchPipeline, "run", recording_run)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        clf.fit(X, y)
+    assert len(shares) == 3 and shares[0] <= budget / 3
+    for k, (share, remaining) in enumerate(zip(shares, left)):
+        assert share == pytest.approx(remaining / (3 - k), abs=0.02)
+    # the time the searches before took counts: the shares are of what is left
+    assert left[0] > left[1] > left[2]
+    assert clf.predict_proba(X).shape == (90, 3)
 
 
 @pytest.mark.slow  # over 5 s on 2 cores
