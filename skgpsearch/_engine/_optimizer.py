@@ -9,6 +9,7 @@ log-space bounds) and ``n_evaluations``; a singular point raises
 from __future__ import annotations
 
 import math
+import time
 import warnings
 
 import numpy as np
@@ -16,7 +17,8 @@ from scipy.optimize import minimize
 
 from ._linalg import NumericalError
 
-__all__ = ["FTOL", "SCREEN_FTOL", "PriorObjective", "amplitude_indices", "optimize_hyperparameters", "random_starts"]
+__all__ = ["FTOL", "SCREEN_FTOL", "PriorObjective", "amplitude_indices", "deadline_passed", "optimize_hyperparameters",
+           "random_starts"]
 
 #: L-BFGS-B stops when the relative change of the objective falls below this
 #: (1e-9 of a log likelihood of a few hundred nats is ~1e-7 nats).
@@ -24,6 +26,16 @@ FTOL = 2.2e-9
 #: Tolerance of the screening runs of multi-fidelity restarts (they only rank starts).
 SCREEN_FTOL = 1e-6
 
+
+class _DeadlineReached(Exception):
+    """Raised inside an L-BFGS-B run when its deadline has passed (caught by :func:`_lbfgsb`)."""
+
+
+def deadline_passed(deadline):
+    """Whether a wall-clock ``deadline`` (``time.time()`` seconds; None: none) has passed.
+
+    Wall-clock time, unlike ``perf_counter``, means the same in every worker process of a machine."""
+    return deadline is not None and time.time() > deadline
 
 
 def _hyperparameter_names(kernel):
@@ -65,7 +77,7 @@ def random_starts(kernel, theta0, bounds, n_starts, rng, with_noise=True):
 
 def optimize_hyperparameters(
     objective, starts, maxiter=200, screen_objective=None, n_refine=1, ftol=FTOL, screen_maxiter=None,
-    refine_margin=np.inf,
+    refine_margin=np.inf, deadline=None,
 ):
     """Maximise the objective with L-BFGS-B in theta space from several starts.
 
@@ -82,6 +94,12 @@ def optimize_hyperparameters(
 
     ``ftol`` is L-BFGS-B's relative tolerance of the full-data runs.
 
+    ``deadline`` (wall-clock ``time.time()`` seconds, None: none) bounds the
+    whole call: a run in progress when it passes stops at the best point it
+    had evaluated, and the starts not begun are skipped -- except the first,
+    which always evaluates at least its starting point, so that a call
+    returns a point whenever one start is positive definite.
+
     Returns
     -------
     best_theta, best_value : ndarray, float
@@ -95,8 +113,11 @@ def optimize_hyperparameters(
         screened = []
         target = objective if screen_objective is None else screen_objective
         for theta0 in starts:
+            if screened and deadline_passed(deadline):
+                break
             # the screen only ranks the starts: a loose tolerance is enough
-            theta, value = _lbfgsb(target, theta0, screen_maxiter or maxiter, failures, ftol=SCREEN_FTOL)
+            theta, value = _lbfgsb(target, theta0, screen_maxiter or maxiter, failures, ftol=SCREEN_FTOL,
+                                   deadline=deadline)
             if theta is None:
                 continue
             if screen_objective is not None:
@@ -110,21 +131,27 @@ def optimize_hyperparameters(
         starts = [theta for value, theta in screened[:n_refine] if value >= screened[0][0] - refine_margin]
     best_theta, best_value = None, -np.inf
     for theta0 in starts:
-        theta, value = _lbfgsb(objective, theta0, maxiter, failures, ftol=ftol)
+        if best_theta is not None and deadline_passed(deadline):
+            break
+        theta, value = _lbfgsb(objective, theta0, maxiter, failures, ftol=ftol, deadline=deadline)
         if theta is not None and value > best_value:
             best_theta, best_value = theta, value
     return best_theta, best_value, failures
 
 
-def _lbfgsb(objective, theta0, maxiter, failures, ftol=None):
-    """One L-BFGS-B run; (None, -inf) and a recorded failure if the start is singular."""
+def _lbfgsb(objective, theta0, maxiter, failures, ftol=None, deadline=None):
+    """One L-BFGS-B run; (None, -inf) and a recorded failure if the start is singular. Past ``deadline``
+    (see :func:`optimize_hyperparameters`) the run stops at the best point it evaluated."""
     try:
-        objective(theta0)
+        start_value = objective(theta0)
     except NumericalError as exc:
         failures.append(f"start not positive definite: {exc}")
         return None, -np.inf
+    best = [float(start_value) if np.isfinite(start_value) else -np.inf, np.array(theta0, dtype=float)]
 
     def negative(theta):
+        if deadline_passed(deadline):
+            raise _DeadlineReached
         try:
             value, grad = objective(theta, eval_gradient=True)
         except NumericalError:
@@ -132,14 +159,23 @@ def _lbfgsb(objective, theta0, maxiter, failures, ftol=None):
             return 1e25, np.zeros_like(theta)
         if not (np.isfinite(value) and np.all(np.isfinite(grad))):
             return 1e25, np.zeros_like(theta)
+        if value > best[0]:
+            best[:] = [float(value), np.array(theta, dtype=float)]
         return -value, -grad
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        result = minimize(
-            negative, theta0, jac=True, method="L-BFGS-B", bounds=objective.bounds,
-            options={"maxiter": maxiter, "ftol": FTOL if ftol is None else ftol, "maxcor": 20},
-        )
+        try:
+            result = minimize(
+                negative, theta0, jac=True, method="L-BFGS-B", bounds=objective.bounds,
+                options={"maxiter": maxiter, "ftol": FTOL if ftol is None else ftol, "maxcor": 20},
+            )
+        except _DeadlineReached:
+            value, theta = best
+            if not np.isfinite(value):
+                failures.append("the time budget ended the optimisation before a positive-definite point")
+                return None, -np.inf
+            return theta, value
     value = -float(result.fun)
     if not value > -1e24:
         failures.append("the optimiser found no positive-definite point")

@@ -140,8 +140,9 @@ class CompositionalGPClassifier(StructureSearchMixin, ClassifierMixin, BaseEstim
         Budget in seconds for the whole ``fit``, the warp decision (see
         ``warp_inputs``) and the finalists included: each search sends a
         batch of fits only when its predicted time ends before its budget,
-        less what its finalists will need (see the regressor's
-        ``time_budget``); a warning says where it stopped. With several
+        less what its finalists will need, and a fit still running at the
+        end of the budget stops its optimisation where it is (see the
+        regressor's ``time_budget``); a warning says where it stopped. With several
         classes, each one-vs-rest search gets an even share of what is
         left when it starts, so time a search did not use goes to the next.
     n_jobs : int, default=None

@@ -132,8 +132,11 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
         predicted time (from its own fits of structures that size) ends
         before the budget, less what the finalists will need; the finalists'
         full-effort refits are made only when the time left allows them; a
-        warning says where it stopped. A prediction, not a guarantee: a fit
-        far slower than its predecessors can still overrun.
+        fit still running when the budget ends stops its optimisation at the
+        best point it reached (it is kept, fitted there, and its record says
+        so); a warning says where the search stopped. What comes after the
+        fits (the posteriors on all rows, the selection) is not bounded: a
+        fit ends a second or two past the budget on a few hundred rows.
     n_jobs : int, default=None
         Candidates fitted in parallel (joblib; any joblib backend, including
         dask, through ``joblib.parallel_config``). ``None`` means 1.

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -12,7 +13,7 @@ import numpy as np
 from sklearn.gaussian_process.kernels import Kernel
 
 from .._engine._linalg import NumericalError
-from .._engine._optimizer import FTOL, optimize_hyperparameters
+from .._engine._optimizer import FTOL, deadline_passed, optimize_hyperparameters
 from ..criteria import SelectionCriterion
 from ..grammar import Expr
 from ..kernels import DataSummary, from_kernel, to_kernel
@@ -21,7 +22,7 @@ from ._records import FAILED, CandidateRecord, ScreenScore, criterion_value, run
 from ._starts import StartHints
 
 __all__ = ["CandidateFitter", "EXPLORE_FTOL", "EXPLORE_MAXITER", "EXPLORE_SCREEN_MAXITER", "EXPLORE_SUBSET_FROM_ROWS",
-           "EXPLORE_SUBSET_ROWS", "EXPLORE_THEN_POLISH", "SCREENED_FROM_ROWS", "with_effort"]
+           "EXPLORE_SUBSET_ROWS", "EXPLORE_THEN_POLISH", "SCREENED_FROM_ROWS", "with_deadline", "with_effort"]
 
 #: The explore effort: every selected start runs EXPLORE_SCREEN_MAXITER L-BFGS iterations, and the best one
 #: at most EXPLORE_MAXITER more to a loose tolerance (the finalists are then fitted with full effort).
@@ -89,6 +90,9 @@ class CandidateFitter:
     #: From how many rows on the "full" effort screens the starts on a subset of the rows (None: a fitter without
     #: screening, for which "screened" is "full").
     full_effort_screens_from: ClassVar[int | None] = None
+    #: Wall-clock time (``time.time()``) at which the optimisation stops where it is (None: no deadline): a
+    #: time budget's bound on one fit (see :func:`~skgpsearch._engine._optimizer.optimize_hyperparameters`).
+    deadline: float | None = None
 
     # -- what the search loop calls besides __call__ -------------------------------------------
     def start_hints(self, parent: CandidateRecord | None, X: np.ndarray, y: np.ndarray,
@@ -179,14 +183,17 @@ class CandidateFitter:
             starts = quick._starts(expr, kernel, objective, screen, hints, warm_state, rng)
             options = quick._optimizer_options(screen)
         maxiter = EXPLORE_MAXITER if self.effort in ("explore", EXPLORE_THEN_POLISH) else self.maxiter
-        theta, _, failures = optimize_hyperparameters(objective, starts, maxiter, **options)
-        if theta is not None and self.effort == EXPLORE_THEN_POLISH:
+        theta, _, failures = optimize_hyperparameters(objective, starts, maxiter, deadline=self.deadline, **options)
+        if theta is not None and self.effort == EXPLORE_THEN_POLISH and not deadline_passed(self.deadline):
             # to the full effort's tolerance (self's options are those of the full effort)
             ftol = self._optimizer_options(screen).get("ftol", FTOL)
-            polished, _, more = optimize_hyperparameters(objective, [theta], self.maxiter, ftol=ftol)
+            polished, _, more = optimize_hyperparameters(objective, [theta], self.maxiter, ftol=ftol,
+                                                         deadline=self.deadline)
             theta, failures = (theta if polished is None else polished), failures + more
         if theta is None:
             raise NumericalError("; ".join(dict.fromkeys(failures)) or "no start could be optimised")
+        # (a run that converged just before the deadline is counted as stopped too: a rare, harmless mislabel)
+        stopped_by_deadline = deadline_passed(self.deadline)
         kernel.theta = theta[: kernel.n_dims]
         posterior, fields = self._posterior(kernel, theta, X, y, objective, X_opt)
         # log p(y) of the original targets: the normalisation's Jacobian is -n log(y_std)
@@ -209,12 +216,23 @@ class CandidateFitter:
             effort=self.effort,
             **fields,
         )
+        if stopped_by_deadline:
+            record.message = "optimisation stopped by the time budget"
         if not np.isfinite(score):
             record.fail(FAILED, f"criterion value {score}")
         else:
             record.diagnostics = diagnose(kernel, X, self._noise(fields))
             self._check_fitted(record, X)
         return record
+
+
+def with_deadline(fitter: CandidateFitter, deadline: float) -> CandidateFitter:
+    """``fitter`` with its optimisations stopped at ``deadline``, a ``time.perf_counter()`` time of this
+    process (converted to the wall-clock time that worker processes compare against). Any other fitter (a
+    search's fitter may be any callable) is returned as it is."""
+    if not isinstance(fitter, CandidateFitter):
+        return fitter
+    return dataclasses.replace(fitter, deadline=time.time() + (deadline - time.perf_counter()))
 
 
 def with_effort(fitter: CandidateFitter, effort: str, n_rows: int) -> CandidateFitter:

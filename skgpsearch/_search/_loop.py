@@ -26,7 +26,7 @@ from joblib import effective_n_jobs
 from sklearn.utils.parallel import Parallel, delayed
 
 from ..grammar import Expr, Grammar
-from ._candidate_fitter import CandidateFitter, with_effort
+from ._candidate_fitter import CandidateFitter, with_deadline, with_effort
 from ._progress import LevelReport, ProgressCallback
 from ._records import FAILED, OK, SCREENED_OUT, CandidateRecord, ScreenScore, candidate_seed
 
@@ -384,7 +384,9 @@ class StructureSearch:
             deadline = None
             if timed:
                 left = self._seconds_left(result, chunk, keep_reserve=depth > 1)
-                if result.records and expected_batch_seconds(chunk, self._fit_times) > left:
+                # screened-out records are not fits: until one candidate is fitted, the batch goes
+                fitted = any(r.status == OK for r in result.records)
+                if fitted and expected_batch_seconds(chunk, self._fit_times) > left:
                     result.stop_reason = "time budget reached"
                     break
                 deadline = time.perf_counter() + left
@@ -558,12 +560,14 @@ class ParallelCandidateFits:
         return None if candidate.parent is None else candidate.parent.warm_state
 
     def __call__(self, candidates: list[Candidate], deadline: float | None = None) -> Iterator[CandidateRecord]:
+        # each fit also stops its optimisation at the deadline (a fit of a large structure can outlast a budget)
+        fitter = self.fitter if deadline is None else with_deadline(self.fitter, deadline)
         for batch in deadline_batches(len(candidates), self.n_jobs, deadline is not None):
             chunk = candidates[batch]
             # a generator, so that the fits finished before an interruption are kept
             yield from Parallel(n_jobs=self.n_jobs, prefer=self.prefer, return_as="generator")(
-                delayed(self.fitter)(c.structure, self.X, self.y, candidate_seed(self.base_seed, c.structure),
-                                     self._warm_state(c), c.hints)
+                delayed(fitter)(c.structure, self.X, self.y, candidate_seed(self.base_seed, c.structure),
+                                self._warm_state(c), c.hints)
                 for c in chunk
             )
             if deadline is not None and time.perf_counter() > deadline:

@@ -113,7 +113,7 @@ from sklearn.utils.parallel import Parallel, delayed
 from .._engine._linalg import NumericalError
 from ..criteria import SelectionCriterion
 from ..grammar import Expr, Grammar
-from ._candidate_fitter import CandidateFitter, with_effort
+from ._candidate_fitter import CandidateFitter, with_deadline, with_effort
 from ._loop import (FULL_EFFORT_COST, SearchResult, SearchSettings, deadline_batches, expected_fit_seconds,
                     fit_times, merge_full_effort_refit, parallel_rounds, run_search)
 from ._progress import ProgressCallback, cost_text
@@ -503,6 +503,7 @@ class SearchPipeline:
         in order, so a long job sent last would run alone at the end. The results keep the order of ``jobs``.
         """
         order = list(range(len(jobs))) if costs is None else sorted(range(len(jobs)), key=lambda i: -costs[i])
+        jobs = [self._bounded(job) for job in jobs]
         results = [None] * len(jobs)
         for batch in deadline_batches(len(jobs), self.settings.n_jobs, self._deadline is not None):
             if self._out_of_time():
@@ -512,6 +513,15 @@ class SearchPipeline:
                     delayed(jobs[i][0])(*jobs[i][1]) for i in sent)):
                 results[i] = result
         return results
+
+    def _bounded(self, job):
+        """A job whose candidate fitters (the function or an argument) stop optimising at the deadline: one
+        fit of a large baseline can outlast the whole budget (the jobs of a batch are not interrupted)."""
+        if self._deadline is None:
+            return job
+        function, arguments = job
+        return (with_deadline(function, self._deadline),
+                tuple(with_deadline(argument, self._deadline) for argument in arguments))
 
     def _out_of_time(self):
         return self._deadline is not None and time.perf_counter() > self._deadline

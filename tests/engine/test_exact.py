@@ -1,6 +1,7 @@
 """GP regression engine: likelihood, gradient contractions, jitter, optimiser, posterior."""
 
 import math
+import time
 
 import numpy as np
 import pytest
@@ -267,6 +268,44 @@ def test_optimiser_reaches_at_least_sklearns_optimum():
     _, grad = objective(theta, eval_gradient=True)
     interior = (theta > objective.bounds[:, 0] + 1e-6) & (theta < objective.bounds[:, 1] - 1e-6)
     assert np.all(np.abs(grad[interior]) < 1e-3)
+
+
+class _SlowObjective:
+    """A RegressionObjective whose every evaluation takes at least ``seconds``."""
+
+    def __init__(self, objective, seconds):
+        self.objective, self.seconds = objective, seconds
+        self.bounds = objective.bounds
+
+    @property
+    def n_evaluations(self):
+        return self.objective.n_evaluations
+
+    def __call__(self, theta, eval_gradient=False):
+        time.sleep(self.seconds)
+        return self.objective(theta, eval_gradient)
+
+
+def test_a_deadline_stops_the_optimisation_at_its_best_point():
+    X1 = np.linspace(0, 5, 60)[:, None]
+    y1 = np.sin(2 * X1[:, 0]) + 0.1 * np.random.default_rng(0).normal(size=60)
+    kernel = to_kernel(parse("SE(0)"), X1, y1)
+    objective = RegressionObjective(kernel, X1, y1, (1e-6, 10.0))
+    start = np.append(kernel.theta, math.log(0.5))
+    _, converged, _ = optimize_hyperparameters(objective, [start])
+    start_value = objective(start)
+    # a deadline already passed: the first start's own point, one evaluation, and no other start begun
+    slow = _SlowObjective(RegressionObjective(kernel, X1, y1, (1e-6, 10.0)), 0.0)
+    theta, value, _ = optimize_hyperparameters(slow, [start, start + 1.0], deadline=time.time() - 1.0)
+    assert np.array_equal(theta, start) and value == pytest.approx(start_value)
+    assert slow.n_evaluations == 1
+    # a deadline mid-run: it ends near the deadline, at a point better than the start, short of the optimum
+    slow = _SlowObjective(RegressionObjective(kernel, X1, y1, (1e-6, 10.0)), 0.02)
+    began = time.time()
+    theta, value, _ = optimize_hyperparameters(slow, [start] * 3, deadline=began + 0.2)
+    assert time.time() - began < 0.2 + 0.1
+    assert start_value < value < converged - 1e-3
+    assert value == pytest.approx(objective(theta))
 
 
 def test_random_starts_lie_inside_the_bounds():

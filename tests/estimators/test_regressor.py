@@ -303,6 +303,12 @@ def test_budgets_keep_what_was_found(additive_interaction_data):
     assert timed.search_stop_reason_.startswith("time budget reached")
     assert "finalist fits left out" in timed.search_stop_reason_
     assert timed.predict(X[:3]).shape == (3,)
+    # a first level thinned by cheap scores: the screened-out records are no fits, the first batch still goes
+    with pytest.warns(ConvergenceWarning, match="time budget"):
+        screened = cheap(base_kernels=("SE", "LIN"), max_depth=3, max_fits_per_depth=1, time_budget=1e-9).fit(X, y)
+    statuses = list(screened.search_results_["status"])
+    assert "screened out" in statuses and statuses.count("ok") >= 1
+    assert screened.predict(X[:3]).shape == (3,)
 
 
 @pytest.mark.parametrize("criterion, option, expected", [
