@@ -253,11 +253,16 @@ def test_singular_regions_do_not_abort_the_optimiser():
     assert theta is not None and np.isfinite(value)
 
 
-def test_optimiser_reaches_at_least_sklearns_optimum():
+def _sine_problem():
+    """(X, y, an SE(0) kernel, its objective) of 60 noisy points of a sine."""
     X1 = np.linspace(0, 5, 60)[:, None]
     y1 = np.sin(2 * X1[:, 0]) + 0.1 * np.random.default_rng(0).normal(size=60)
     kernel = to_kernel(parse("SE(0)"), X1, y1)
-    objective = RegressionObjective(kernel, X1, y1, (1e-6, 10.0))
+    return X1, y1, kernel, RegressionObjective(kernel, X1, y1, (1e-6, 10.0))
+
+
+def test_optimiser_reaches_at_least_sklearns_optimum():
+    X1, y1, kernel, objective = _sine_problem()
     start = np.append(kernel.theta, math.log(0.1))
     theta, value, _ = optimize_hyperparameters(objective, [start])
     reference = GaussianProcessRegressor(
@@ -287,10 +292,7 @@ class _SlowObjective:
 
 
 def test_a_deadline_stops_the_optimisation_at_its_best_point():
-    X1 = np.linspace(0, 5, 60)[:, None]
-    y1 = np.sin(2 * X1[:, 0]) + 0.1 * np.random.default_rng(0).normal(size=60)
-    kernel = to_kernel(parse("SE(0)"), X1, y1)
-    objective = RegressionObjective(kernel, X1, y1, (1e-6, 10.0))
+    X1, y1, kernel, objective = _sine_problem()
     start = np.append(kernel.theta, math.log(0.5))
     _, converged, _ = optimize_hyperparameters(objective, [start])
     start_value = objective(start)
