@@ -11,14 +11,15 @@ from __future__ import annotations
 import math
 import time
 import warnings
+from dataclasses import dataclass
 
 import numpy as np
 from scipy.optimize import minimize
 
 from ._linalg import NumericalError
 
-__all__ = ["FTOL", "SCREEN_FTOL", "PriorObjective", "amplitude_indices", "deadline_passed", "optimize_hyperparameters",
-           "random_starts"]
+__all__ = ["FTOL", "SCREEN_FTOL", "PriorObjective", "StallRule", "amplitude_indices", "deadline_passed",
+           "optimize_hyperparameters", "random_starts"]
 
 #: L-BFGS-B stops when the relative change of the objective falls below this
 #: (1e-9 of a log likelihood of a few hundred nats is ~1e-7 nats).
@@ -29,6 +30,27 @@ SCREEN_FTOL = 1e-6
 
 class _DeadlineReached(Exception):
     """Raised inside an L-BFGS-B run when its deadline has passed (caught by :func:`_lbfgsb`)."""
+
+
+class _Stalled(Exception):
+    """Raised inside an L-BFGS-B run whose last evaluations gained too little (caught by :func:`_lbfgsb`)."""
+
+
+@dataclass(frozen=True)
+class StallRule:
+    """Stop an optimisation whose best value rose by less than ``nats`` over its last ``window`` evaluations.
+
+    L-BFGS-B's own test is relative and per iteration: on a model with dozens
+    of hyperparameters and a flat ridge it goes on for many evaluations that
+    each gain a few hundred-thousandths of a nat, far below what changes a
+    prediction or a model comparison.
+    """
+
+    window: int
+    nats: float
+
+    def stalled(self, history):
+        return len(history) > self.window and history[-1] - history[-1 - self.window] < self.nats
 
 
 def deadline_passed(deadline):
@@ -77,7 +99,7 @@ def random_starts(kernel, theta0, bounds, n_starts, rng, with_noise=True):
 
 def optimize_hyperparameters(
     objective, starts, maxiter=200, screen_objective=None, n_refine=1, ftol=FTOL, screen_maxiter=None,
-    refine_margin=np.inf, deadline=None,
+    refine_margin=np.inf, deadline=None, stall=None,
 ):
     """Maximise the objective with L-BFGS-B in theta space from several starts.
 
@@ -99,6 +121,9 @@ def optimize_hyperparameters(
     had evaluated, and the starts not begun are skipped -- except the first,
     which always evaluates at least its starting point, so that a call
     returns a point whenever one start is positive definite.
+
+    ``stall`` (a :class:`StallRule`, None: none) ends each full-data run
+    that stalls, at the best point it evaluated.
 
     Returns
     -------
@@ -133,21 +158,23 @@ def optimize_hyperparameters(
     for theta0 in starts:
         if best_theta is not None and deadline_passed(deadline):
             break
-        theta, value = _lbfgsb(objective, theta0, maxiter, failures, ftol=ftol, deadline=deadline)
+        theta, value = _lbfgsb(objective, theta0, maxiter, failures, ftol=ftol, deadline=deadline, stall=stall)
         if theta is not None and value > best_value:
             best_theta, best_value = theta, value
     return best_theta, best_value, failures
 
 
-def _lbfgsb(objective, theta0, maxiter, failures, ftol=None, deadline=None):
+def _lbfgsb(objective, theta0, maxiter, failures, ftol=None, deadline=None, stall=None):
     """One L-BFGS-B run; (None, -inf) and a recorded failure if the start is singular. Past ``deadline``
-    (see :func:`optimize_hyperparameters`) the run stops at the best point it evaluated."""
+    or once ``stall`` says so (see :func:`optimize_hyperparameters`) the run stops at the best point it
+    evaluated."""
     try:
         start_value = objective(theta0)
     except NumericalError as exc:
         failures.append(f"start not positive definite: {exc}")
         return None, -np.inf
     best = [float(start_value) if np.isfinite(start_value) else -np.inf, np.array(theta0, dtype=float)]
+    history = [best[0]]
 
     def negative(theta):
         if deadline_passed(deadline):
@@ -161,6 +188,9 @@ def _lbfgsb(objective, theta0, maxiter, failures, ftol=None, deadline=None):
             return 1e25, np.zeros_like(theta)
         if value > best[0]:
             best[:] = [float(value), np.array(theta, dtype=float)]
+        history.append(best[0])
+        if stall is not None and stall.stalled(history):
+            raise _Stalled
         return -value, -grad
 
     with warnings.catch_warnings():
@@ -170,7 +200,7 @@ def _lbfgsb(objective, theta0, maxiter, failures, ftol=None, deadline=None):
                 negative, theta0, jac=True, method="L-BFGS-B", bounds=objective.bounds,
                 options={"maxiter": maxiter, "ftol": FTOL if ftol is None else ftol, "maxcor": 20},
             )
-        except _DeadlineReached:
+        except (_DeadlineReached, _Stalled):
             value, theta = best
             if not np.isfinite(value):
                 failures.append("the time budget ended the optimisation before a positive-definite point")

@@ -13,7 +13,7 @@ import numpy as np
 from sklearn.gaussian_process.kernels import Kernel
 
 from .._engine._linalg import NumericalError
-from .._engine._optimizer import FTOL, deadline_passed, optimize_hyperparameters
+from .._engine._optimizer import FTOL, StallRule, deadline_passed, optimize_hyperparameters
 from ..criteria import SelectionCriterion
 from ..grammar import Expr
 from ..kernels import DataSummary, from_kernel, to_kernel
@@ -90,6 +90,8 @@ class CandidateFitter:
     #: From how many rows on the "full" effort screens the starts on a subset of the rows (None: a fitter without
     #: screening, for which "screened" is "full").
     full_effort_screens_from: ClassVar[int | None] = None
+    #: When the "explore+polish" effort's run to convergence stops gaining (None: at the optimiser's tolerance).
+    polish_stall: ClassVar[StallRule | None] = None
     #: Wall-clock time (``time.time()``) at which the optimisation stops where it is (None: no deadline): a
     #: time budget's bound on one fit (see :func:`~skgpsearch._engine._optimizer.optimize_hyperparameters`).
     deadline: float | None = None
@@ -188,7 +190,7 @@ class CandidateFitter:
             # to the full effort's tolerance (self's options are those of the full effort)
             ftol = self._optimizer_options(screen).get("ftol", FTOL)
             polished, _, more = optimize_hyperparameters(objective, [theta], self.maxiter, ftol=ftol,
-                                                         deadline=self.deadline)
+                                                         deadline=self.deadline, stall=self.polish_stall)
             theta, failures = (theta if polished is None else polished), failures + more
         if theta is None:
             raise NumericalError("; ".join(dict.fromkeys(failures)) or "no start could be optimised")

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
 from .._engine._laplace import LAPLACE_FTOL, LaplaceObjective, LaplacePosterior
 from .._engine._likelihoods import OUTLIER_CLIP, Likelihood
-from .._engine._optimizer import PriorObjective, optimize_hyperparameters, random_starts
+from .._engine._optimizer import PriorObjective, StallRule, optimize_hyperparameters, random_starts
 from ..criteria import HyperPrior
 from ..grammar import Expr
 from ..kernels import DataSummary, to_kernel
@@ -52,6 +53,10 @@ class LaplaceCandidateFitter(CandidateFitter):
     reject_degenerate: bool = True
     #: Maximise the evidence plus this hyperprior's log density (binary likelihoods; None: the evidence alone).
     prior: HyperPrior | None = None
+    #: The baselines' runs to convergence end once 20 evaluations gain under 0.02 nats. On 1000 x 35 synthetic
+    #: classes the additive baseline (71 hyperparameters) took 119-198 evaluations on all rows, of which the
+    #: last 45-115 gained 0.03-0.1 nats together, at about 0.2 s each.
+    polish_stall: ClassVar[StallRule | None] = StallRule(window=20, nats=0.02)
 
     def start_hints(self, parent: CandidateRecord | None, X: np.ndarray, y: np.ndarray, period_columns: list[int],
                     change_columns: list[int] = ()) -> StartHints:

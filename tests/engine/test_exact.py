@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from scipy.optimize import rosen, rosen_der
 from sklearn.gaussian_process import GaussianProcessRegressor
 from sklearn.gaussian_process import kernels as sk
 
@@ -14,7 +15,7 @@ from skgpsearch._engine._kernel_tree import KernelTree, _PeriodicLeaf
 from skgpsearch._engine._linalg import NumericalError, cholesky_inverse, cholesky_lower, jittered_cholesky
 from skgpsearch._engine._periodogram import dominant_period
 from skgpsearch._engine._exact import GPPosterior, RegressionObjective
-from skgpsearch._engine._optimizer import optimize_hyperparameters, random_starts
+from skgpsearch._engine._optimizer import StallRule, optimize_hyperparameters, random_starts
 from skgpsearch.grammar import parse
 from skgpsearch.kernels import ActiveColumns, DataSummary, to_kernel
 
@@ -308,6 +309,41 @@ def test_a_deadline_stops_the_optimisation_at_its_best_point():
     assert time.time() - began < 0.2 + 0.1
     assert start_value < value < converged - 1e-3
     assert value == pytest.approx(objective(theta))
+
+
+class _NegativeRosenbrock:
+    """−Rosenbrock in 6 dimensions (a curved valley L-BFGS-B crawls along), recording every value."""
+
+    bounds = np.tile([-5.0, 5.0], (6, 1))
+
+    def __init__(self):
+        self.values = []
+
+    @property
+    def n_evaluations(self):
+        return len(self.values)
+
+    def __call__(self, theta, eval_gradient=False):
+        value = -float(rosen(theta))
+        self.values.append(value)
+        return (value, -rosen_der(theta)) if eval_gradient else value
+
+
+def test_a_stall_rule_ends_a_run_at_the_first_window_that_gained_too_little():
+    start = np.array([-1.2, 1.0, -1.2, 1.0, -1.2, 1.0])
+    converged = _NegativeRosenbrock()
+    _, converged_value, _ = optimize_hyperparameters(converged, [start])
+    rule = StallRule(window=5, nats=1e-3)
+    stalled = _NegativeRosenbrock()
+    theta, value, _ = optimize_hyperparameters(stalled, [start], stall=rule)
+    assert stalled.n_evaluations < converged.n_evaluations
+    # it returns the best point it evaluated ...
+    assert value == pytest.approx(-rosen(theta)) and value == max(stalled.values)
+    assert value < converged_value
+    # ... stopping at the first evaluation whose last `window` evaluations raised the best value by < `nats`
+    best = np.maximum.accumulate(stalled.values)
+    gains = best[rule.window:] - best[:-rule.window]
+    assert gains[-1] < rule.nats and np.all(gains[:-1] >= rule.nats)
 
 
 def test_random_starts_lie_inside_the_bounds():

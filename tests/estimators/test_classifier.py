@@ -220,6 +220,7 @@ def test_an_interrupt_ends_a_multiclass_fit_with_every_class_fitted(monkeypatch)
     assert clf.predict_proba(X).shape == (90, 3) and clf.score(X, y) > 0.7
 
 
+@pytest.mark.slow
 def test_multiclass_string_labels_one_structure_per_class():
     rng = np.random.default_rng(0)
     X = rng.uniform(-2, 2, size=(150, 2))
