@@ -429,7 +429,7 @@ class StructureSearch:
         """The level's usable records, best first (stable: ties keep the evaluation order)."""
         ok = [i for i in level if result.records[i].status == OK]
         if depth == 1 and not ok and self.require_success:
-            causes = sorted({result.records[i].message for i in level}) or ["no base kernel was fitted"]
+            causes = sorted({result.records[i].message for i in level} - {""}) or ["no base kernel was fitted"]
             raise ValueError("Every candidate structure failed to fit; causes: " + "; ".join(causes))
         return sorted(ok, key=lambda i: -result.records[i].criterion)
 

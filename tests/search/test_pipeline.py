@@ -808,6 +808,7 @@ def test_the_polish_effort_optimises_a_fitted_structure_from_its_own_values():
 
 def test_the_classifiers_baselines_explore_then_converge():
     from skgpsearch._engine._laplace import LaplaceObjective
+    from skgpsearch._search._laplace_fitter import LaplaceCandidateFitter
     from skgpsearch._search import BinaryClassificationModelFitter
     from skgpsearch._search._candidate_fitter import EXPLORE_THEN_POLISH
     from skgpsearch._search._classification import classification_likelihood, classification_summary
@@ -825,7 +826,8 @@ def test_the_classifiers_baselines_explore_then_converge():
     additive = model_fitter.baseline_structures(SumOfProductsGrammar())[1]
     record = fitter(additive, X, y, seed=0)
     assert record.ok and record.effort == EXPLORE_THEN_POLISH
-    # converged: scipy's L-BFGS-B on the Laplace evidence, from the record's optimum, gains nothing
+    # converged: scipy's L-BFGS-B on the Laplace evidence, from the record's optimum, gains next to nothing (the
+    # run ends once it stalls: here 3e-4 nats short; the rule allows up to its nats over its window)
     kernel = to_kernel(additive.without_values(), summary=model_fitter.summary)
     objective = LaplaceObjective(kernel, X, y, likelihood)
 
@@ -835,7 +837,7 @@ def test_the_classifiers_baselines_explore_then_converge():
 
     further = minimize(negative, record.theta, jac=True, method="L-BFGS-B", bounds=objective.bounds)
     assert record.log_marginal_likelihood == pytest.approx(objective(record.theta), abs=1e-4)
-    assert -further.fun - record.log_marginal_likelihood < 1e-3
+    assert -further.fun - record.log_marginal_likelihood < LaplaceCandidateFitter.polish_stall.nats
     # ... from the explore effort's optimum (the same starts and short runs, not stopped early), in fewer
     # evaluations than the full start pool
     explored = dataclasses.replace(fitter, effort="explore")(additive, X, y, seed=0)
