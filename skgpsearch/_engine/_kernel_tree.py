@@ -630,18 +630,24 @@ class _StationaryLeaf(_CatalogueLeaf):
         self.lags = lags
         self.profiled = ("lengthscale",) + tuple(profile.shape_parameters)
 
-    def _r2(self):
-        """d²/l², capped at the profile's ``negligible_r2`` where the farthest pair passes it."""
+    def _r2(self, out=None):
+        """d²/l² (in ``out`` when given), capped at the profile's ``negligible_r2`` where the farthest pair
+        passes it."""
         inv_l2 = 1.0 / self.value("lengthscale") ** 2
-        r2 = self.d2 * inv_l2
-        cap = self.profile.negligible_r2
-        if cap is not None and self.d2_max * inv_l2 > cap:
-            np.minimum(r2, cap, out=r2)
+        r2 = np.multiply(self.d2, inv_l2, out=out)
+        if self._capped(inv_l2):
+            np.minimum(r2, self.profile.negligible_r2, out=r2)
         return r2
+
+    def _capped(self, inv_l2):
+        cap = self.profile.negligible_r2
+        return cap is not None and self.d2_max * inv_l2 > cap
 
     def forward(self):
         variance = self.value("variance")
-        k, self.state = self.profile.leaf_profile(self._r2(), self.values)
+        # the previous values are read before this forward (see _SumNode._values_buffer): their storage is free
+        previous = getattr(self, "k", None) if self.profile.profile_in_place else None
+        k, self.state = self.profile.leaf_profile(self._r2(out=previous), self.values)
         k *= variance
         self.k, self.kd = k, np.full(self.n, variance)
         return self.k, self.kd
@@ -659,6 +665,10 @@ class _StationaryLeaf(_CatalogueLeaf):
         if "variance" in self.free:
             self._put(out, "variance", float(gk.sum()) + float(gkd.sum()))
         if not any(name in self.free for name in self.profiled):
+            return
+        inv_l2 = 1.0 / self.value("lengthscale") ** 2
+        if self.profile.contraction_is_r2 and not self._capped(inv_l2):
+            self._put(out, "lengthscale", inv_l2 * float(np.dot(gk, self.d2)))
             return
         r2 = self._r2()
         for name, value in self.profile.leaf_contractions(r2, gk, self.values, self.state, self.free).items():

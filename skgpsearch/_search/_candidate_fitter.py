@@ -90,6 +90,9 @@ class CandidateFitter:
     #: From how many rows on the "full" effort screens the starts on a subset of the rows (None: a fitter without
     #: screening, for which "screened" is "full").
     full_effort_screens_from: ClassVar[int | None] = None
+    #: :meth:`prescreen` ranks a large level's candidates as well as :meth:`screen` does: a level whose every
+    #: candidate it scores is cut by it alone (see ``StructureSearch``).
+    prescreen_decides: ClassVar[bool] = False
     #: When the "explore+polish" effort's run to convergence stops gaining (None: at the optimiser's tolerance).
     polish_stall: ClassVar[StallRule | None] = None
     #: Wall-clock time (``time.time()``) at which the optimisation stops where it is (None: no deadline): a

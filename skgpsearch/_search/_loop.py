@@ -143,6 +143,11 @@ class StructureSearch:
         than ``PRESCREEN_FACTOR`` times ``max_fits_per_depth`` candidates is
         first cut to that many by it (``None`` always passes); only they get
         the cheap score.
+    prescreen_decides : bool, default=False
+        A level with more than ``max_fits_per_depth`` candidates, all scored
+        by ``prescreen``, is cut to ``max_fits_per_depth`` by those scores
+        alone, without the cheap score (a fitter whose prescreen ranks as
+        well, see ``CandidateFitter.prescreen_decides``).
     max_fits_per_depth, max_candidates, time_budget : int, int, float or None
         Budgets (see the estimators).
     progress : callable or None
@@ -192,6 +197,7 @@ class StructureSearch:
         hint: Callable | None = None,
         screen: Callable | None = None,
         prescreen: Callable | None = None,
+        prescreen_decides: bool = False,
         max_fits_per_depth: int | None = None,
         max_candidates: int | None = None,
         time_budget: float | None = None,
@@ -222,6 +228,7 @@ class StructureSearch:
         self.hint = hint
         self.screen = screen
         self.prescreen = prescreen
+        self.prescreen_decides = prescreen_decides
         self.max_fits_per_depth = max_fits_per_depth
         self.max_candidates = max_candidates
         self.time_budget = time_budget
@@ -300,8 +307,10 @@ class StructureSearch:
         if keep is None or len(candidates) <= keep or self.screen is None:
             return candidates
         prescored = [None] * len(candidates)
-        if self.prescreen is not None and len(candidates) > PRESCREEN_FACTOR * keep:
+        if self.prescreen is not None and (self.prescreen_decides or len(candidates) > PRESCREEN_FACTOR * keep):
             prescored = self.prescreen(candidates)
+            if self.prescreen_decides and all(score is not None for score in prescored):
+                return self._cut(candidates, prescored, keep, depth, result, "score of its starts next to the parent")
             # a candidate without a prescreen score (no start next to a parent) always passes
             unscored = [i for i, score in enumerate(prescored) if score is None]
             scored = [i for i, score in enumerate(prescored) if score is not None]
@@ -315,13 +324,18 @@ class StructureSearch:
                     f"{prescored[i].score:.2f} (the {len(passing)} best of {len(candidates)} were scored)")
             candidates, prescored = [candidates[i] for i in passing], [prescored[i] for i in passing]
         screened = [_plus(score, pre) for score, pre in zip(self.screen(candidates), prescored)]
-        fitted = self._best(candidates, [s.score for s in screened], keep)
+        return self._cut(candidates, screened, keep, depth, result, "cheap score")
+
+    def _cut(self, candidates, scores, keep, depth, result, score_name):
+        """The ``keep`` candidates of the best ``scores`` (the protected first), the others recorded as
+        screened out; each kept candidate carries what scoring it cost."""
+        fitted = self._best(candidates, [s.score for s in scores], keep)
         for i in sorted(set(range(len(candidates))) - set(fitted)):
             self._record_screened_out(
-                candidates[i], screened[i], depth, result,
-                f"screened out: cheap score {screened[i].score:.2f} (the {keep} best of {len(candidates)} were fitted)")
+                candidates[i], scores[i], depth, result,
+                f"screened out: {score_name} {scores[i].score:.2f} (the {keep} best of {len(candidates)} were fitted)")
         for i in fitted:
-            candidates[i].screen_cost = screened[i]
+            candidates[i].screen_cost = scores[i]
         return [candidates[i] for i in fitted]
 
     def _best(self, candidates, scores, count):
@@ -655,6 +669,7 @@ def run_search(fitter: CandidateFitter, X: np.ndarray, y: np.ndarray, grammar: G
         hint=fits.hint,
         screen=fits.screen,
         prescreen=fits.prescreen,
+        prescreen_decides=getattr(explore, "prescreen_decides", False),
         max_fits_per_depth=settings.max_fits_per_depth,
         max_candidates=settings.max_candidates,
         time_budget=settings.time_budget,

@@ -157,6 +157,12 @@ class StationaryProfile:
     #: An r² from which g is negligible (about e^-700) and may stand for larger r²: the engine's leaves cap
     #: r² there, sparing numpy's slow path for an underflowing exp. None: no such cap (a power law).
     negligible_r2: float | None = None
+    #: :meth:`leaf_profile` computes g in the storage of its argument (and returns that array); the leaf then
+    #: hands it the previous evaluation's values array to fill, and no vector is allocated per evaluation.
+    profile_in_place: bool = False
+    #: −∂log g/∂log l is r² itself and there are no shape parameters (SE): the lengthscale's contraction is
+    #: Σ gk d² / l², taken from the stored squared distances without forming r² again.
+    contraction_is_r2: bool = False
 
     def kernel_profile(self, r2: np.ndarray, shape: Mapping[str, float]) -> tuple[np.ndarray, np.ndarray]:
         """g(r²) and dg/dr²; ``shape`` holds the values of :attr:`shape_parameters`."""
@@ -169,7 +175,8 @@ class StationaryProfile:
         return []
 
     def leaf_profile(self, r2: np.ndarray, shape: Mapping[str, float]) -> tuple[np.ndarray, object]:
-        """g(r²) as a new array (the leaf scales it in place) and a state for :meth:`leaf_contractions`."""
+        """g(r²) as a new array, or in ``r2``'s storage with :attr:`profile_in_place` (the leaf scales it in
+        place), and a state for :meth:`leaf_contractions`."""
         raise NotImplementedError
 
     def leaf_contractions(

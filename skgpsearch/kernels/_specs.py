@@ -266,13 +266,15 @@ class _SquaredExponentialProfile(StationaryProfile):
     """g = exp(−r²/2); −∂log g/∂log l = r²."""
 
     negligible_r2 = -2.0 * EXP_FLOOR
+    profile_in_place = True
+    contraction_is_r2 = True
 
     def kernel_profile(self, r2, shape):
         g = np.exp(-0.5 * r2)
         return g, -0.5 * g
 
     def leaf_profile(self, r2, shape):
-        return _exp_in_place(np.multiply(r2, -0.5)), None
+        return _exp_in_place(np.multiply(r2, -0.5, out=r2)), None
 
     def leaf_contractions(self, r2, gk, shape, state, free):
         return {"lengthscale": float(np.dot(gk, r2))} if "lengthscale" in free else {}

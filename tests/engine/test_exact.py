@@ -173,6 +173,24 @@ def test_a_product_of_lag_nodes_stays_on_lags():
     assert tree.root.lags is None  # LIN is not a function of the lag
 
 
+@pytest.mark.parametrize("text", ["SE(0) + SE(1) + SE(2)", "SE(0) * PER(1) + SE(2) + RQ(3)"])
+def test_a_tree_evaluated_again_matches_the_kernel_at_each_new_value(text):
+    """Leaves reuse their values' storage from one evaluation to the next and take the SE lengthscale's
+    contraction from the stored distances (or from the capped r² at a lengthscale short enough to underflow):
+    each evaluation of one tree matches the scikit-learn kernel (independent code) at its own values."""
+    kernel = to_kernel(parse(text), summary=SUMMARY)
+    tree = KernelTree(kernel, X)
+    G = np.random.default_rng(1).normal(size=(X.shape[0], X.shape[0]))
+    short = kernel.theta.copy()
+    short[[i for i, hp in enumerate(kernel.hyperparameters) if "lengthscale" in hp.name][0]] = math.log(1e-3)
+    for theta in (kernel.theta, random_theta(kernel, 2), short, random_theta(kernel, 3)):
+        tree.set_theta(theta)
+        at = kernel.clone_with_theta(theta)
+        K, dK = at(X, eval_gradient=True)
+        np.testing.assert_allclose(tree.matrix(), K, rtol=1e-12, atol=1e-300)
+        np.testing.assert_allclose(tree.contract(G), np.einsum("ij,ijk->k", G, dK), rtol=1e-9, atol=1e-9)
+
+
 def test_generic_scikit_learn_leaves_and_anisotropic_kernels():
     kernel = (
         ActiveColumns(sk.RBF([1.0, 2.0]), [0, 1]) * sk.ConstantKernel(2.0)

@@ -214,3 +214,34 @@ def test_a_numerical_failure_fails_one_candidate_and_a_bug_propagates():
         dataclasses.replace(fitter, error=TypeError)(parse("SE(0)"), X, y, seed=3)
     with pytest.raises(ValueError):
         run_candidate(lambda: (_ for _ in ()).throw(ValueError("a bug")), parse("SE(0)"), 0, 1)
+
+
+def test_a_prescreen_that_decides_cuts_a_level_it_scores_entirely_without_the_cheap_score():
+    """With ``prescreen_decides``, a level of more than max_fits_per_depth candidates (not only of more than
+    twice as many) is cut by the prescreen alone when it scores every candidate; one it cannot score whole
+    still gets the cheap score."""
+    screened = []
+
+    def screen(candidates):
+        screened.extend(str(c.structure) for c in candidates if c.depth == 2)
+        return [ScreenScore(0.0, 3, 30) for c in candidates]
+
+    def prescreen(candidates):
+        return [ScreenScore(1.0 if "LIN" in str(c.structure) else 0.0, 1, 10) for c in candidates]
+
+    result, evaluated = _search({"PER(0)": 1.0}, max_depth=2, screen=screen, prescreen=prescreen,
+                                prescreen_decides=True, max_fits_per_depth=3, protected={parse("PER(0)")})
+    depth_2 = {str(r.structure): r for r in result.records if r.depth == 2}
+    assert len(depth_2) == 6 and not screened
+    kept = [text for text, r in depth_2.items() if r.status != SCREENED_OUT]
+    assert sorted(kept) == sorted(["PER(0) + LIN(0)", "PER(0) * LIN(0)", "SE(0) + PER(0)"])  # grammar order breaks the tie
+    for text in set(depth_2) - set(kept):
+        record = depth_2[text]
+        assert record.message.startswith("screened out: score of its starts next to the parent 0.00")
+        assert (record.n_evaluations, record.evaluated_rows) == (1, 10)
+    assert depth_2["PER(0) + LIN(0)"].n_evaluations == 1 and depth_2["PER(0) + LIN(0)"].evaluated_rows == 10
+    # a candidate without a prescreen score: the level gets the cheap score
+    result, _ = _search({"PER(0)": 1.0}, max_depth=2, screen=screen,
+                        prescreen=lambda cs: [None] + prescreen(cs)[1:], prescreen_decides=True,
+                        max_fits_per_depth=3, protected={parse("PER(0)")})
+    assert len(screened) == 6

@@ -7,6 +7,7 @@ import pytest
 from sklearn.gaussian_process import GaussianProcessRegressor
 from sklearn.gaussian_process.kernels import WhiteKernel
 
+from skgpsearch._engine._laplace import LaplaceObjective
 from skgpsearch._engine._likelihoods import get_likelihood
 from skgpsearch._search._exact_fitter import SCREEN_CANDIDATE_ROWS, RegressionCandidateFitter
 from skgpsearch._search._laplace_fitter import LaplaceCandidateFitter
@@ -53,14 +54,25 @@ def test_regression_prescreen_is_the_best_start_next_to_the_parent_and_below_the
             assert pre.score >= gp.log_marginal_likelihood_value_ - penalty - 1e-6
 
 
-def test_classification_prescreen_is_below_the_cheap_score():
+def test_classification_prescreen_scores_the_starts_next_to_the_parent_on_the_rows_the_fit_uses():
+    """The best nested or warm start's evidence on every row the fit optimises on, minus the BIC penalty: the
+    candidate's fit, started from it on those rows, ends at least as high."""
     likelihood = get_likelihood("probit")
     fitter = LaplaceCandidateFitter(summary=DataSummary.from_data(X), criterion=get_criterion("bic"),
-                                    likelihood=likelihood)
-    parent, hints, children = _children_of_fitted(fitter, Y_LABELS)
-    assert fitter.prescreen(parse("SE(2)"), X, Y_LABELS, 0) is None
+                                    likelihood=likelihood, effort="explore")
+    Xs, ys = X[:200], Y_LABELS[:200]  # below the size from which the fit ranks its starts on a subset
+    parent = fitter(parse("SE(0)"), Xs, ys, 0)
+    hints = fitter.start_hints(parent, Xs, ys, [], [])
+    children = [child for child in GRAMMAR.expand(parent.structure, X.shape[1]) if child.has_values]
+    assert fitter.prescreen(parse("SE(2)"), Xs, ys, 0) is None
     for seed, child in enumerate(children[:4]):
-        pre = fitter.prescreen(child, X, Y_LABELS, seed, parent.warm_state, hints)
-        cheap = fitter.screen(child, X, Y_LABELS, seed, parent.warm_state, hints)
-        assert np.isfinite(pre.score) and pre.score <= cheap.score + 1e-8
-        assert 0 < pre.n_evaluations < cheap.n_evaluations
+        pre = fitter.prescreen(child, Xs, ys, seed, parent.warm_state, hints)
+        objective = LaplaceObjective(to_kernel(child, summary=fitter.summary), Xs, ys, likelihood)
+        warm = [theta for start, theta in zip(*fitter._start_thetas(child, hints, parent.warm_state))
+                if start.kind != "cold"]
+        penalty = 0.5 * objective.n_dims * math.log(200)
+        best = max(objective(np.clip(theta, objective.bounds[:, 0], objective.bounds[:, 1])) for theta in warm)
+        assert pre.score == pytest.approx(best - penalty, abs=1e-9)
+        assert pre.n_evaluations == len(warm) and pre.evaluated_rows == 200 * len(warm)
+        record = fitter(child, Xs, ys, seed, parent.warm_state, hints)
+        assert record.log_marginal_likelihood >= best - 1e-6
