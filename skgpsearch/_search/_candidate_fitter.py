@@ -124,6 +124,13 @@ class CandidateFitter:
         """Sorted rows of a random subset of ``size`` rows."""
         return np.sort(rng.choice(y.shape[0], size=min(size, y.shape[0]), replace=False))
 
+    def _optimization_rows(self, y: np.ndarray, rng: np.random.Generator) -> np.ndarray | None:
+        """The rows a fit optimises on: a random subset of ``max_optimize_samples`` rows (``rng``'s first
+        draw, so that a fit and a score from the same seed see the same rows), or None for all of them."""
+        if self.max_optimize_samples is not None and y.shape[0] > self.max_optimize_samples:
+            return self._subset(y, self.max_optimize_samples, rng)
+        return None
+
     def _own_hints(self, expr: Expr, X: np.ndarray, y: np.ndarray, hints):
         """Start hints of a structure fitted without a search's hints (``hints`` is None)."""
         return hints
@@ -176,8 +183,8 @@ class CandidateFitter:
         n = X.shape[0]
         kernel = to_kernel(expr, summary=self.summary)
         X_opt, y_opt = X, y
-        if self.max_optimize_samples is not None and n > self.max_optimize_samples:
-            rows = self._subset(y, self.max_optimize_samples, rng)
+        rows = self._optimization_rows(y, rng)
+        if rows is not None:
             X_opt, y_opt = X[rows], y[rows]
         objective, screen = self._objectives(expr, kernel, X_opt, y_opt, rng)
         if self.effort == "polish":

@@ -114,9 +114,8 @@ class LaplaceCandidateFitter(CandidateFitter):
         thetas = [theta for start, theta in zip(pool, thetas) if start.kind != "cold"]
         if not thetas:
             return None
-        rows = np.arange(y.shape[0])
-        if self.max_optimize_samples is not None and y.shape[0] > self.max_optimize_samples:
-            rows = self._subset(y, self.max_optimize_samples, np.random.default_rng(seed))
+        rows = self._optimization_rows(y, np.random.default_rng(seed))
+        rows = np.arange(y.shape[0]) if rows is None else rows
         with single_threaded_blas():
             objective = LaplaceObjective(to_kernel(expr, summary=self.summary), X[rows], y[rows], self.likelihood)
             value = max(evaluate_starts(objective, thetas))
