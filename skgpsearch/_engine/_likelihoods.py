@@ -127,9 +127,9 @@ class Likelihood:
         """The parameters as a dict of readable values."""
         return {}
 
-    def latent_of_probability(self, p):
-        """The latent value f with p(y = +1 | f) = p (the starting constant mean)."""
-        return float(ndtri(np.clip(p, 1e-3, 1 - 1e-3)))
+    def latent_of_probability(self, p, floor=1e-3):
+        """The latent value f with p(y = +1 | f) = p, p clipped to [floor, 1 − floor] (the starting constant mean)."""
+        return float(ndtri(np.clip(p, floor, 1 - floor)))
 
 
 class Logistic(Likelihood):
@@ -137,8 +137,8 @@ class Logistic(Likelihood):
 
     name = "logistic"
 
-    def latent_of_probability(self, p):
-        return float(logit(np.clip(p, 1e-3, 1 - 1e-3)))
+    def latent_of_probability(self, p, floor=1e-3):
+        return float(logit(np.clip(p, floor, 1 - floor)))
 
     def derivatives(self, y, f, theta):
         z = y * f

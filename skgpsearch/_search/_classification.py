@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from .._engine._laplace import LaplacePosterior
+from .._engine._laplace import LaplacePosterior, binary_mean_bounds
 from .._engine._likelihoods import LIKELIHOODS, Likelihood, get_likelihood
 from ..criteria import HyperPrior, LogMarginalLikelihood, SelectionCriterion
 from ..grammar import Base, Expr, Grammar
@@ -113,7 +113,8 @@ def classification_warping_evidence_gain(X: np.ndarray, X_warped: np.ndarray, la
         fitters = [LaplaceCandidateFitter(
             summary=classification_summary(inputs[rows], discrete_mask=discrete_mask), criterion=_EVIDENCE,
             likelihood=likelihood, mean_init=likelihood.latent_of_probability(float(np.mean(ys > 0))),
-            n_restarts=0, reject_degenerate=False, effort="explore") for inputs in (X, X_warped)]
+            mean_bounds=binary_mean_bounds(likelihood, ys.shape[0]), n_restarts=0, reject_degenerate=False,
+            effort="explore") for inputs in (X, X_warped)]
         comparisons.append(WarpComparison(*fitters, X[rows], X_warped[rows], ys, seed + k))
     return warping_evidence_gain_of(comparisons, n_jobs)
 
@@ -170,6 +171,7 @@ class BinaryClassificationModelFitter:
             criterion=criterion,
             likelihood=likelihood,
             mean_init=likelihood.latent_of_probability(float(np.mean(y > 0))),
+            mean_bounds=binary_mean_bounds(likelihood, y.shape[0]),
             n_restarts=n_restarts,
             max_optimize_samples=max_optimize_samples,
             reject_degenerate=searching,
@@ -262,7 +264,7 @@ class BinaryClassificationModelFitter:
         with single_threaded_blas():
             posterior = LaplacePosterior(kernel, mean, likelihood, lik_theta, X, y, a0=record.latent_start)
         model = BinaryLaplaceModel(record.structure, kernel, mean, likelihood, lik_theta, posterior, X, y,
-                                   self.summary)
+                                   self.summary, mean_bounds=self._fitter.mean_bounds)
         model.n_hyperparameters_ = record.n_hyperparameters
         return model
 

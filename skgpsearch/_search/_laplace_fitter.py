@@ -12,7 +12,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from .._engine._laplace import LAPLACE_FTOL, LaplaceObjective, LaplacePosterior
+from .._engine._laplace import LAPLACE_FTOL, MEAN_BOUNDS, LaplaceObjective, LaplacePosterior
 from .._engine._likelihoods import OUTLIER_CLIP, Likelihood
 from .._engine._optimizer import PriorObjective, StallRule, optimize_hyperparameters, random_starts
 from ..criteria import HyperPrior
@@ -49,6 +49,8 @@ class LaplaceCandidateFitter(CandidateFitter):
 
     likelihood: Likelihood | None = None
     mean_init: float = 0.0
+    #: Bounds of the constant latent mean (a binary problem's: ``binary_mean_bounds`` of all its rows).
+    mean_bounds: tuple[float, float] = MEAN_BOUNDS
     #: Record white-noise optima as "degenerate" (see :func:`degenerate_reason`); off for a refit of one structure.
     reject_degenerate: bool = True
     #: Maximise the evidence plus this hyperprior's log density (binary likelihoods; None: the evidence alone).
@@ -85,7 +87,8 @@ class LaplaceCandidateFitter(CandidateFitter):
         rows = self._subset(y, SCREEN_CANDIDATE_ROWS, rng)
         extra = self._extra(warm_state)
         with single_threaded_blas():
-            objective = LaplaceObjective(to_kernel(expr, summary=self.summary), X[rows], y[rows], self.likelihood)
+            objective = LaplaceObjective(to_kernel(expr, summary=self.summary), X[rows], y[rows], self.likelihood,
+                                         self.mean_bounds)
             _, thetas = self._start_thetas(expr, hints, extra)
             values = np.asarray(evaluate_starts(objective, thetas), dtype=float)
             best = [i for i in np.argsort(-values)[:2] if np.isfinite(values[i])]
@@ -117,7 +120,8 @@ class LaplaceCandidateFitter(CandidateFitter):
         rows = self._optimization_rows(y, np.random.default_rng(seed))
         rows = np.arange(y.shape[0]) if rows is None else rows
         with single_threaded_blas():
-            objective = LaplaceObjective(to_kernel(expr, summary=self.summary), X[rows], y[rows], self.likelihood)
+            objective = LaplaceObjective(to_kernel(expr, summary=self.summary), X[rows], y[rows], self.likelihood,
+                                         self.mean_bounds)
             value = max(evaluate_starts(objective, thetas))
         return ScreenScore(float(value - 0.5 * objective.bounds.shape[0] * math.log(rows.size)),
                            objective.n_evaluations, objective.n_evaluations * rows.size)
@@ -156,13 +160,13 @@ class LaplaceCandidateFitter(CandidateFitter):
         return expr.n_hyperparameters + 1 + self.likelihood.n_params
 
     def _objectives(self, expr, kernel, X, y, rng):
-        objective = self._with_prior(expr, LaplaceObjective(kernel, X, y, self.likelihood))
+        objective = self._with_prior(expr, LaplaceObjective(kernel, X, y, self.likelihood, self.mean_bounds))
         screen = None
         # the outlier rate of a robust likelihood is not identifiable on a small screen subset
         if X.shape[0] >= 2 * SCREEN_SIZE and self.likelihood.log_concave:
             rows = self._subset(y, SCREEN_SIZE, rng)
             screen = self._with_prior(expr, LaplaceObjective(to_kernel(expr, summary=self.summary), X[rows], y[rows],
-                                                             self.likelihood))
+                                                             self.likelihood, self.mean_bounds))
         return objective, screen
 
     def _with_prior(self, expr, objective):
@@ -212,7 +216,7 @@ class LaplaceCandidateFitter(CandidateFitter):
     def _model(self, structure, kernel, posterior, X, y, lml, k):
         if self.likelihood.binary:
             model = BinaryLaplaceModel(structure, kernel, posterior.mean, self.likelihood, posterior.lik_theta,
-                                       posterior, X, y, self.summary)
+                                       posterior, X, y, self.summary, mean_bounds=self.mean_bounds)
             model.n_hyperparameters_ = k
             return model
         return RegressionModel(structure, kernel, posterior, X, y, y_mean=self.y_mean, y_std=self.y_std,

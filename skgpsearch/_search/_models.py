@@ -28,7 +28,7 @@ from sklearn.base import clone
 from sklearn.gaussian_process.kernels import Kernel, WhiteKernel
 
 from .._engine._exact import GPPosterior, RegressionObjective
-from .._engine._laplace import LaplaceObjective, LaplacePosterior, calibrate_predictive
+from .._engine._laplace import MEAN_BOUNDS, LaplaceObjective, LaplacePosterior, calibrate_predictive
 from .._engine._likelihoods import OUTLIER_CLIP, Likelihood
 from .._engine._linalg import NumericalError
 from .._engine._sparse import SparseObjective, SparsePosterior
@@ -318,8 +318,10 @@ class BinaryLaplaceModel:
     """
 
     def __init__(self, structure: Expr, kernel: Kernel, mean: float, likelihood: Likelihood, lik_theta: np.ndarray,
-                 posterior: LaplacePosterior, X: np.ndarray, y: np.ndarray, summary: DataSummary) -> None:
+                 posterior: LaplacePosterior, X: np.ndarray, y: np.ndarray, summary: DataSummary,
+                 mean_bounds: tuple[float, float] = MEAN_BOUNDS) -> None:
         self.structure_ = structure
+        self.mean_bounds = mean_bounds
         self.kernel_ = kernel
         self.latent_mean_ = float(mean)
         self.likelihood = likelihood
@@ -361,7 +363,7 @@ class BinaryLaplaceModel:
 
     def _fitted_objective(self, X: np.ndarray, y: np.ndarray) -> tuple[Any, np.ndarray, float]:
         objective = LaplaceObjective(clone(self.kernel_), np.asarray(X, dtype=float), np.asarray(y, dtype=float),
-                                     self.likelihood)
+                                     self.likelihood, self.mean_bounds)
         return objective, self.theta, 0.0
 
     def _prior_moments(self, prior: Any) -> tuple[np.ndarray, np.ndarray]:

@@ -4,10 +4,12 @@ import numpy as np
 import pytest
 from scipy import integrate
 from scipy.special import expit, logit
+from scipy.stats import norm
 from sklearn.gaussian_process import GaussianProcessClassifier
 from sklearn.gaussian_process.kernels import RBF, ConstantKernel, WhiteKernel
 
-from skgpsearch._engine._laplace import LaplaceObjective, LaplacePosterior, calibrate_predictive, find_mode
+from skgpsearch._engine._laplace import (MEAN_BOUNDS, LaplaceObjective, LaplacePosterior, binary_mean_bounds,
+                                         calibrate_predictive, find_mode)
 from skgpsearch._engine._linalg import cholesky_lower
 from skgpsearch._engine._likelihoods import Logistic, Probit, RobustProbit, get_likelihood
 from skgpsearch.grammar import parse
@@ -354,3 +356,15 @@ def test_an_average_of_posteriors_is_calibrated_as_one_predictive():
 
     assert densities.sum() == pytest.approx(total(first.variance_scale), rel=1e-9)
     assert densities.sum() >= max(total(s) for s in np.exp(np.linspace(np.log(1e-6), 0.0, 200))) - 1e-3
+
+
+@pytest.mark.parametrize("likelihood, inverse_link", [(Probit(), norm.ppf), (Logistic(), logit)])
+@pytest.mark.parametrize("n_rows", [10, 300, 10_000])
+def test_a_binary_problems_latent_mean_is_bounded_by_the_rule_of_succession(likelihood, inverse_link, n_rows):
+    low, high = binary_mean_bounds(likelihood, n_rows)
+    assert low == pytest.approx(inverse_link(1.0 / (n_rows + 2))) and high == pytest.approx(-low)
+    assert MEAN_BOUNDS[0] < low < 0.0 < high < MEAN_BOUNDS[1]
+    X = np.linspace(0.0, 1.0, 20)[:, np.newaxis]
+    objective = LaplaceObjective(to_kernel(parse("SE(0)")), X, np.where(X[:, 0] > 0.5, 1.0, -1.0), likelihood,
+                                 (low, high))
+    assert tuple(objective.bounds[-1]) == (low, high)

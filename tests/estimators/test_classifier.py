@@ -434,6 +434,29 @@ def test_model_averaging_averages_the_probabilities_of_the_best_structures():
     assert np.all(np.argsort(clf.decision_function(X_test)) == np.argsort(by_hand))
 
 
+@pytest.mark.parametrize("seed", [0, 1])
+def test_a_rare_separable_class_keeps_its_latent_mean_within_the_rule_of_succession(seed):
+    """Six rows apart from sixty: the evidence alone sends the constant latent mean far down under a large
+    amplitude (bumps of the class over a very negative latent function); the fit stops at the latent value of
+    the probability 1 / (n + 2)."""
+    from scipy.optimize import minimize
+    from scipy.stats import norm
+
+    from skgpsearch._engine._laplace import MEAN_BOUNDS
+
+    rng = np.random.default_rng(seed)
+    X = np.vstack([rng.normal(0.0, 1.0, (60, 2)), rng.normal(3.0, 0.3, (6, 2))])
+    y = np.r_[np.zeros(60), np.ones(6)]
+    clf = CompositionalGPClassifier(grammar=_Fixed(parse("SE(0) * SE(1)")), random_state=0).fit(X, y)
+    floor = norm.ppf(1.0 / (y.size + 2))
+    assert clf.latent_mean_ >= floor - 1e-9
+    model = clf._binary_models[0]
+    wide = LaplaceObjective(model.kernel_, X, np.where(y > 0, 1.0, -1.0), model.likelihood, MEAN_BOUNDS)
+    free = minimize(lambda t: tuple(-v for v in wide(t, eval_gradient=True)), model.theta, jac=True,
+                    method="L-BFGS-B", bounds=wide.bounds)
+    assert free.x[-1] < floor - 1.0 and -free.fun > model.log_marginal_likelihood_value_
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("rate", [0.01, 0.05, 0.2])
 def test_probabilities_reach_the_base_rate_on_labels_without_structure(rate):

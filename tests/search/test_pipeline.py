@@ -829,7 +829,7 @@ def test_the_classifiers_baselines_explore_then_converge():
     # converged: scipy's L-BFGS-B on the Laplace evidence, from the record's optimum, gains next to nothing (the
     # run ends once it stalls: here 3e-4 nats short; the rule allows up to its nats over its window)
     kernel = to_kernel(additive.without_values(), summary=model_fitter.summary)
-    objective = LaplaceObjective(kernel, X, y, likelihood)
+    objective = LaplaceObjective(kernel, X, y, likelihood, fitter.mean_bounds)
 
     def negative(theta):
         value, gradient = objective(theta, eval_gradient=True)
