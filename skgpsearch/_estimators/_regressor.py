@@ -254,7 +254,7 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
         evidence asks for it: one ARD kernel's log evidence (Gaussian noise)
         on the warped columns must beat that on yours by more than
         ``WARP_MIN_EVIDENCE_GAIN`` (1 nat; both fitted on the same sample of
-        at most 300 rows). On ``benchmarks/tabular.py``'s folds the warp
+        at most 1000 rows). On ``benchmarks/tabular.py``'s folds the warp
         gained 2.4 to 13.1 nats on every fold of auto_mpg and cpus, and
         between -1.6 and +0.3 on diabetes, which it leaves unwarped. True
         always warps, False never.

@@ -36,7 +36,7 @@ from ._models import RegressionModel
 from ._pipeline import PipelineResult
 from ._records import CandidateRecord, single_threaded_blas
 from ._sparse_fitter import SparseCandidateFitter
-from ._warping_decision import WARP_DECISION_ROWS, WarpComparison, warping_evidence_gain_of
+from ._warping_decision import REGRESSION_WARP_DECISION_ROWS, WarpComparison, warping_evidence_gain_of
 
 __all__ = ["CROSS_VALIDATION_ROWS", "NOISE_BOUNDS", "SPARSE_THRESHOLD", "RegressionModelFitter", "RegressionOptions",
            "changes_within_latest", "forecast_split", "regression_warping_evidence_gain"]
@@ -377,11 +377,11 @@ def regression_warping_evidence_gain(X: np.ndarray, X_warped: np.ndarray, y: np.
 
     Both GPs (an SE over all columns, one lengthscale each, plus noise) are
     fitted with the explore effort from one start, on the same random sample
-    of at most ``WARP_DECISION_ROWS`` rows and the standardised targets; the
+    of at most ``REGRESSION_WARP_DECISION_ROWS`` rows and the standardised targets; the
     two fits run in parallel over ``n_jobs``. The Gaussian model decides for
     Student-t noise too: the warp is a question about the inputs.
     """
-    rows = np.sort(np.random.default_rng(seed).permutation(X.shape[0])[:WARP_DECISION_ROWS])
+    rows = np.sort(np.random.default_rng(seed).permutation(X.shape[0])[:REGRESSION_WARP_DECISION_ROWS])
     centre, scale = _location_and_scale(y[rows])
     ys = (y[rows] - centre) / scale
     fitters = []

@@ -151,3 +151,25 @@ def test_the_regressor_leaves_a_table_unwarped_where_the_evidence_prefers_its_ow
     X_test = _skewed_table(500, 10)
     y_test = X_test[:, 0] + 0.3 * X_test[:, 1]
     assert np.mean((auto.predict(X_test) - y_test) ** 2) < 0.5 * np.mean((forced.predict(X_test) - y_test) ** 2)
+
+
+@pytest.mark.slow  # over 5 s on 2 cores
+def test_the_regressors_warp_decision_fits_every_row_up_to_a_thousand():
+    """The gain is the evidence difference of the two ARD kernels on all 450 rows (scikit-learn's fits as the
+    reference), not on a sample of them."""
+    from sklearn.gaussian_process import GaussianProcessRegressor
+    from sklearn.gaussian_process.kernels import RBF, ConstantKernel, WhiteKernel
+
+    rng = np.random.default_rng(3)
+    X = _skewed_table(450, 11)
+    y = np.log1p(X[:, 0]) + 0.3 * X[:, 1] + 0.3 * rng.normal(size=450)
+    X_warped = InputWarping().fit(X).transform(X)
+    standardised = (y - y.mean()) / y.std()
+
+    def evidence(inputs):
+        gp = GaussianProcessRegressor(ConstantKernel() * RBF(np.ones(4)) + WhiteKernel(0.1), random_state=0)
+        return gp.fit(inputs, standardised).log_marginal_likelihood_value_
+
+    reference = evidence(X_warped) - evidence(X)
+    assert abs(reference) > 5.0
+    assert regression_warping_evidence_gain(X, X_warped, y, seed=0) == pytest.approx(reference, abs=0.5)
