@@ -304,6 +304,12 @@ class StructureSearchMixin:
             return MIN_IMPROVEMENT_NATS if criterion.evidence_only else 0.0
         return self.min_improvement
 
+    def _multiplicity_penalty(self, criterion: SelectionCriterion, n_features: int) -> bool:
+        """Whether ``min_improvement="auto"`` also asks each depth of a table's search (two or more columns) for
+        log of its number of candidates in nats, under a criterion in nats (see
+        :func:`skgpsearch._search._loop.required_improvement`)."""
+        return isinstance(self.min_improvement, str) and criterion.evidence_only and n_features >= 2
+
     def _fits_per_depth(self, n_features: int) -> int | None:
         """The search's ``max_fits_per_depth`` on ``n_features`` columns (the option, or what "auto" means)."""
         return self.max_fits_per_depth
@@ -324,6 +330,7 @@ class StructureSearchMixin:
             selection=resolve_selection(self.selection, model_fitter.has_loo, model_fitter.forecasts,
                                         model_fitter.is_series),
             min_improvement=self._min_improvement(criterion),
+            multiplicity_penalty=self._multiplicity_penalty(criterion, model_fitter.X.shape[1]),
             # one structure, or one level: its candidates are the finalists, nothing to explore cheaply
             explore_effort=("full" if grammar.single_structure or self.max_depth == 1
                             else model_fitter.explore_effort),

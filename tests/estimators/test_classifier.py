@@ -92,6 +92,8 @@ def test_min_improvement_auto_is_one_nat_under_evidence_criteria_only(search_set
     CompositionalGPClassifier(max_depth=1, n_restarts=0, baseline_models=False, criterion=criterion,
                               random_state=0).fit(X, y)
     assert [settings.min_improvement for settings in search_settings] == [expected]
+    # on a table, depths are asked for the log of their number of candidates too, in nats only
+    assert [settings.multiplicity_penalty for settings in search_settings] == [criterion == "bic_light"]
 
 
 def test_subsampled_optimisation_scores_on_all_the_data(subsampled_fit):

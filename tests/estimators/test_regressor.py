@@ -324,6 +324,18 @@ def test_min_improvement_auto_is_one_nat_only_for_criteria_in_nats(additive_inte
     assert [settings.min_improvement for settings in search_settings] == [expected]
 
 
+@pytest.mark.parametrize("n_columns, criterion, option, expected", [
+    (3, "bic", "auto", True), (3, "aic", "auto", True),
+    # a series, a criterion in unknown units, a number given
+    (1, "bic", "auto", False), (3, "loo_mse", "auto", False), (3, "bic", 1.0, False),
+])
+def test_auto_min_improvement_asks_a_tables_depths_for_their_multiplicity(additive_interaction_data, search_settings,
+                                                                        n_columns, criterion, option, expected):
+    X, y = additive_interaction_data
+    cheap(criterion=criterion, min_improvement=option).fit(X[:30, :n_columns], y[:30])
+    assert [settings.multiplicity_penalty for settings in search_settings] == [expected]
+
+
 def test_the_warp_decision_counts_against_the_time_budget(additive_interaction_data, monkeypatch):
     import time
 

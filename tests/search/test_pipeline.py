@@ -1,6 +1,7 @@
 """The search pipeline's stages: successive halving of finalists, polishing, baselines, selection."""
 
 import dataclasses
+import math
 import time
 import warnings
 
@@ -11,7 +12,7 @@ from sklearn.exceptions import ConvergenceWarning
 from scipy.special import logsumexp
 
 import skgpsearch._search._pipeline as pipeline_module
-from skgpsearch._search._loop import SearchSettings
+from skgpsearch._search._loop import SearchSettings, required_improvement
 from skgpsearch._search._progress import LevelReport, search_progress
 from skgpsearch._search._pipeline import (SearchPipeline, cross_validation_folds, finalists_table, refit_finalists,
                                          resolve_selection, stacking_weights)
@@ -620,6 +621,28 @@ def test_min_improvement_stops_on_small_gains():
     deeper = _pipeline(max_depth=3).run(_TableModelFitter(40, lambda text, rows: gains.get(text, -50.0)), GRAMMAR,
                                         BIC(), seed=0)
     assert str(deeper.best.structure) == "SE(0) + SE(1) + SE(2)"
+
+
+def test_the_multiplicity_penalty_asks_a_depth_for_log_of_its_candidates_in_nats():
+    gains = {"SE(0)": 1.0, "SE(0) + SE(1)": 2.5, "SE(0) + SE(1) + SE(2)": 20.0}
+    table = lambda text, rows: gains.get(text, -50.0)  # noqa: E731
+    outcome = _pipeline(max_depth=3, min_improvement=1.0, multiplicity_penalty=True).run(
+        _TableModelFitter(40, table), GRAMMAR, BIC(), seed=0)
+    level_2 = [r for r in outcome.search.records if r.depth == 2]
+    # depth 2 gained 1.5 nats, more than min_improvement but less than log of its candidates
+    assert len(level_2) >= 5 and math.log(len(level_2)) > 1.5
+    assert str(outcome.best.structure) == "SE(0) + SE(1)" and len(outcome.search.levels) == 2
+    assert outcome.search.stop_reason.startswith(f"improvement of 1.5 at most log({len(level_2)}) = ")
+    without = _pipeline(max_depth=3, min_improvement=1.0).run(_TableModelFitter(40, table), GRAMMAR, BIC(), seed=0)
+    assert str(without.best.structure) == "SE(0) + SE(1) + SE(2)"
+
+
+@pytest.mark.parametrize("min_improvement, n_candidates, penalty, expected", [
+    (1.0, 32, True, math.log(32)), (1.0, 2, True, 1.0), (5.0, 32, True, 5.0), (1.0, 32, False, 1.0),
+    (0.0, 1, True, 0.0),
+])
+def test_required_improvement(min_improvement, n_candidates, penalty, expected):
+    assert required_improvement(min_improvement, n_candidates, penalty) == pytest.approx(expected)
 
 
 def test_explore_effort_fits_candidates_cheaply_and_the_best_of_each_depth_fully(monkeypatch):
