@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from sklearn.metrics import log_loss
 from sklearn.preprocessing import PowerTransformer
 
 from skgpsearch import CompositionalGPClassifier, CompositionalGPRegressor
@@ -97,14 +98,15 @@ def _wavy_in_log_labels(n, seed, noise=0.5):
 
 @pytest.mark.slow  # over 5 s on 2 cores
 def test_the_classifier_warps_where_the_evidence_prefers_the_warped_columns():
-    X, y = _wavy_in_log_labels(200, 1)
-    X_test, y_test = _wavy_in_log_labels(500, 101, noise=0.0)
+    X, y = _wavy_in_log_labels(150, 1)
+    X_test, y_test = _wavy_in_log_labels(2000, 101)
     auto = CompositionalGPClassifier(max_depth=1, baseline_models=False, random_state=0).fit(X, y)
     plain = CompositionalGPClassifier(max_depth=1, baseline_models=False, random_state=0, warp_inputs=False).fit(X, y)
     assert auto.input_transformer_ is not None and plain.input_transformer_ is None
     assert auto.input_transformer_.evidence_gain_ > WARP_MIN_EVIDENCE_GAIN
-    # the evidence's choice predicts better (here 4.6 % error against 7.6 %)
-    assert np.mean(auto.predict(X_test) != y_test) < np.mean(plain.predict(X_test) != y_test) - 0.01
+    # the evidence's choice predicts fresh noisy labels better: here a test log loss of 0.042 against 0.134
+    # (5.5 % wrong against 10.3 % on the noise-free labels)
+    assert log_loss(y_test, auto.predict_proba(X_test)) < 0.6 * log_loss(y_test, plain.predict_proba(X_test))
 
 
 @pytest.mark.slow  # over 5 s on 2 cores
