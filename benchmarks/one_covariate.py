@@ -17,7 +17,6 @@ per fold. (mcycle, the one-column data of ``benchmarks/tabular.py``, has its own
 Run:  python benchmarks/one_covariate.py [--datasets engel diabetes_bmi] [--n-jobs 2]
 """
 
-import argparse
 
 import numpy as np
 from sklearn.model_selection import KFold
@@ -51,10 +50,7 @@ def load(name):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--datasets", nargs="+", default=DATASETS, choices=DATASETS)
-    parser.add_argument("--n-jobs", type=int, default=2)
-    args = parser.parse_args()
+    args = unseen.dataset_arguments(__doc__, DATASETS)
     rows = []
     for name in args.datasets:
         X, y = load(name)

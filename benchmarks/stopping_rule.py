@@ -15,7 +15,6 @@ boston, caschool, windsor, quakes; 5 shuffled folds). Needs ``pip install ".[ben
 Run:  python benchmarks/stopping_rule.py [--datasets boston cpus] [--n-jobs 2]
 """
 
-import argparse
 import time
 import warnings
 
@@ -60,10 +59,7 @@ def run_rule(min_improvement, X_train, y_train, X_test, y_test, n_jobs):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--datasets", nargs="+", default=DATASETS, choices=DATASETS)
-    parser.add_argument("--n-jobs", type=int, default=2)
-    args = parser.parse_args()
+    args = unseen.dataset_arguments(__doc__, DATASETS)
     rows = []
     for name in args.datasets:
         X, y, folds = splits(name)

@@ -127,6 +127,14 @@ def load_r_dataset(name):
     return X, frame["low"].astype(str).to_numpy(), "classification"
 
 
+def dataset_arguments(doc, datasets):
+    """The command line of a benchmark over ``datasets``: ``--datasets`` (some of them) and ``--n-jobs``."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    parser.add_argument("--datasets", nargs="+", default=datasets, choices=datasets)
+    parser.add_argument("--n-jobs", type=int, default=2)
+    return parser.parse_args()
+
+
 def run_ours(task, X_train, y_train, X_test, y_test, n_jobs, **params):
     """Our estimator with defaults (and ``params``) behind a StandardScaler: its scores, seconds and structure."""
     estimator = (CompositionalGPClassifier if task == "classification" else CompositionalGPRegressor)(

@@ -122,7 +122,7 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
         When set and the data has more rows, hyperparameters are optimised on
         a random subset of this size; the criterion uses all the data. When
         None, the explore stage of a search on two or more columns still
-        optimises its cheap fits on 400 random rows from 1000 rows on; the
+        optimises its cheap fits on 400 random rows from 600 rows on; the
         best candidates of each depth and the finalists use all rows.
     max_candidates : int, default=None
         Budget of candidate fits; the search stops with the best found so far.

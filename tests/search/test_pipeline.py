@@ -681,7 +681,7 @@ def test_the_explore_effort_optimises_large_data_on_a_subset_and_scores_every_ro
     from skgpsearch._search._regression import RegressionModelFitter, RegressionOptions
     from skgpsearch.kernels import to_kernel
 
-    # the same rule at smaller sizes (1000 -> 400 rows, 400 -> 150-row subsets), to keep the test quick
+    # the same rule at smaller sizes (subsets of 150 rows from 400 rows on), to keep the test quick
     EXPLORE_SUBSET_FROM_ROWS, EXPLORE_SUBSET_ROWS = 400, 150
     monkeypatch.setattr(candidate_fitter_module, "EXPLORE_SUBSET_FROM_ROWS", EXPLORE_SUBSET_FROM_ROWS)
     monkeypatch.setattr(candidate_fitter_module, "EXPLORE_SUBSET_ROWS", EXPLORE_SUBSET_ROWS)
