@@ -112,14 +112,20 @@ def classification_warping_evidence_gain(X: np.ndarray, X_warped: np.ndarray, la
         ys = y[rows]
         fitters = [LaplaceCandidateFitter(
             summary=classification_summary(inputs[rows], discrete_mask=discrete_mask), criterion=_EVIDENCE,
-            likelihood=likelihood, mean_init=likelihood.latent_of_probability(float(np.mean(ys > 0))),
-            mean_bounds=binary_mean_bounds(likelihood, ys.shape[0]), n_restarts=0, reject_degenerate=False,
+            likelihood=likelihood, **_latent_mean_options(likelihood, ys), n_restarts=0, reject_degenerate=False,
             effort="explore") for inputs in (X, X_warped)]
         comparisons.append(WarpComparison(*fitters, X[rows], X_warped[rows], ys, seed + k))
     return warping_evidence_gain_of(comparisons, n_jobs)
 
 
 _EVIDENCE = LogMarginalLikelihood()
+
+
+def _latent_mean_options(likelihood: Likelihood, y: np.ndarray) -> dict[str, Any]:
+    """A binary problem's constant latent mean for a LaplaceCandidateFitter: its start (the base rate of the
+    labels ``y`` in {-1, +1}) and its bounds (the rule of succession, see ``binary_mean_bounds``)."""
+    return {"mean_init": likelihood.latent_of_probability(float(np.mean(y > 0))),
+            "mean_bounds": binary_mean_bounds(likelihood, y.shape[0])}
 
 
 def stratified_order(y: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -170,8 +176,7 @@ class BinaryClassificationModelFitter:
             summary=summary,
             criterion=criterion,
             likelihood=likelihood,
-            mean_init=likelihood.latent_of_probability(float(np.mean(y > 0))),
-            mean_bounds=binary_mean_bounds(likelihood, y.shape[0]),
+            **_latent_mean_options(likelihood, y),
             n_restarts=n_restarts,
             max_optimize_samples=max_optimize_samples,
             reject_degenerate=searching,
