@@ -43,13 +43,19 @@ SCREEN_CANDIDATE_MAXITER = 10
 #: halves the sampling density, which can hide a cycle near the Nyquist period. The "screened" effort
 #: of a series (from _candidate_fitter.SCREENED_FROM_ROWS rows on) screens below MIN_SUBSET_SCREEN too, on
 #: SCREEN_BLOCKS runs of consecutive rows (series_blocks) that keep the sampling density: SCREEN_SIZE rows,
-#: at most half the series.
+#: at most half the series. A table of 600-999 rows is not subset-screened either (measured 2026-12-05 on R's
+#: diamonds, 999 x 9, never tuned on): screening the full effort's starts (each level's two best, the
+#: finalists) on 400 random rows cut the search from 131 to 74 s, but depth 3's best structure lost its basin
+#: by 6 nats and the test SMSE rose from 0.0083 to 0.0092; on 600 rows, 83 s, depth 6 lost 4.5 nats.
 SCREEN_SIZE = 400
 MIN_SUBSET_SCREEN = 1000
 SCREEN_MAXITER = 30
 SCREEN_BLOCKS = 8
 #: Starts optimised on all the data after screening: the best, and the runner-up when its
-#: screened value is within REFINE_MARGIN nats (validated in benchmarks/fit_quality.py).
+#: screened value is within REFINE_MARGIN nats (validated in benchmarks/fit_quality.py). The runner-up's run
+#: seldom ends higher (on the internet series 1 of 30 pairs, temperature 2 of 42), but refining the best
+#: alone for a series' "screened" effort (measured 2026-12-05) lost solar (RMSE 0.46 -> 0.56, the search ended
+#: at RQ) and births (24.6 -> 32.5) for 16-20 % less time on the two slowest series.
 N_REFINE = 2
 REFINE_MARGIN = 2.0
 #: The least constant noise variance, as a share of the target variance, of a structure with a noise term that
