@@ -1,7 +1,14 @@
 """skgpsearch: Gaussian-process kernel structure discovery, the scikit-learn way."""
 
 from ._estimators import CompositionalGPClassifier, CompositionalGPRegressor, KernelSearchCV
-from ._search import DegenerateOptimumWarning, LevelReport, OutlierWarning, print_progress, search_progress
+from ._search import (
+    DegenerateOptimumWarning,
+    LevelReport,
+    OutlierWarning,
+    RepeatedRowsWarning,
+    print_progress,
+    search_progress,
+)
 
 __version__ = "0.1.0"
 
@@ -12,6 +19,7 @@ __all__ = [
     "KernelSearchCV",
     "LevelReport",
     "OutlierWarning",
+    "RepeatedRowsWarning",
     "__version__",
     "print_progress",
     "search_progress",

@@ -98,6 +98,25 @@ def validate_numeric_data(estimator: Any, X: Any, y: Any = "no_validation", **kw
     return validated
 
 
+def distinct_rows(X: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+    """(X, y) without the rows that repeat an earlier row exactly, inputs and target; and how many there were.
+
+    Under Gaussian (or Student-t) noise an exact repeat is a second measurement
+    that agrees with the first to the last digit: the likelihood grows without
+    bound as the noise shrinks, so the noise runs to its lower bound and the
+    model interpolates. Measured on 80 rows, each repeated once: one ARD kernel
+    in scikit-learn predicted the noise-free function with RMSE 0.33 instead of
+    0.024, our search 0.68 instead of 0.021. Repeats with different targets (true
+    replicates) carry the noise level and are kept. The first occurrences keep
+    their order. If fewer than two distinct rows remain, nothing is removed.
+    """
+    _, first = np.unique(np.column_stack([X, y]), axis=0, return_index=True)
+    if first.size == y.shape[0] or first.size < 2:
+        return X, y, 0
+    keep = np.sort(first)
+    return X[keep], y[keep], y.shape[0] - keep.size
+
+
 def _numeric_targets(y: np.ndarray) -> np.ndarray:
     """Regression targets as floats; a clear error for text such as class labels.
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numbers
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -17,6 +18,7 @@ from .._search import (
     RegressionModel,
     RegressionModelFitter,
     RegressionOptions,
+    RepeatedRowsWarning,
     finalists_table,
     regression_mixture_moments,
     regression_warping_evidence_gain,
@@ -27,7 +29,7 @@ from ..criteria import get_criterion
 from ..grammar import SERIES_CHANGE_OPERATORS, Grammar, get_grammar
 from ..inspection import Decomposition, RegressionView, decompose, describe
 from ._base import (BaseKernels, CandidateEstimator, CriterionLike, RandomStateLike, StructureSearchMixin,
-                    validate_numeric_data)
+                    distinct_rows, validate_numeric_data)
 
 __all__ = ["CompositionalGPRegressor"]
 
@@ -339,7 +341,10 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
         ``transform(X)`` and, under "auto", ``evidence_gain_``: the gain in log evidence
         that decided it), or None when the inputs were used as given.
     X_train_, y_train_ : ndarray
-        Training data.
+        Training data: its distinct rows. A row that repeats an earlier one
+        exactly (inputs and target) would say the noise is zero; it is fitted
+        once, with a :class:`RepeatedRowsWarning`. Replicates whose targets
+        differ are all kept.
     alpha_ : ndarray
         Weights of the posterior mean on the normalised scale: K_y^{-1} (y - mean)
         (Student-t noise: ∇ log p(y | f̂) at the Laplace mode).
@@ -465,6 +470,13 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
         X, y = validate_numeric_data(self, X, y, y_numeric=True, ensure_min_samples=2)
         # the model keeps the training data: never share the caller's arrays
         X, y = X.copy(), y.copy()
+        X, y, n_repeated = distinct_rows(X, y)
+        if n_repeated:
+            warnings.warn(
+                f"{n_repeated} of the {y.shape[0] + n_repeated} training rows repeat an earlier row exactly (the same "
+                "inputs and target). Read as measurements, exact repeats say the noise is zero and the model would "
+                "interpolate, so each distinct row is fitted once (X_train_ holds them). Remove the repeats before "
+                "fit to silence this warning.", RepeatedRowsWarning, stacklevel=2)
         self._check_n_jobs()
         criterion = self._criterion()
         seed = self._base_seed()

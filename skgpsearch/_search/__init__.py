@@ -29,6 +29,7 @@ from ._classification import (
 from ._diagnostics import (
     DegenerateOptimumWarning,
     OutlierWarning,
+    RepeatedRowsWarning,
     warn_about_degenerate_optimum,
     warn_about_outliers,
 )
@@ -56,6 +57,7 @@ __all__ = [
     "LevelReport",
     "OutlierWarning",
     "PipelineResult",
+    "RepeatedRowsWarning",
     "ProgressCallback",
     "RegressionModel",
     "RegressionModelFitter",

@@ -23,7 +23,7 @@ from sklearn.gaussian_process.kernels import Kernel, Sum
 from ..grammar import Base, Expr, Product
 from ..kernels import ActiveColumns, DataSummary, from_kernel, to_kernel
 
-__all__ = ["DegenerateOptimumWarning", "OutlierWarning", "advice_for", "diagnose", "grouped_findings", "warn_about_degenerate_optimum",
+__all__ = ["DegenerateOptimumWarning", "OutlierWarning", "RepeatedRowsWarning", "advice_for", "diagnose", "grouped_findings", "warn_about_degenerate_optimum",
            "warn_about_outliers", "white_noise_term"]
 
 #: A parameter within this fraction of its (log-)range from a bound sits at that bound. L-BFGS-B
@@ -104,6 +104,10 @@ class DegenerateOptimumWarning(ConvergenceWarning):
 
 class OutlierWarning(UserWarning):
     """The chosen Gaussian model has training points far outside its noise (see ``likelihood``)."""
+
+
+class RepeatedRowsWarning(UserWarning):
+    """Training rows repeat earlier rows exactly (inputs and target): the regressor fits each distinct row once."""
 
 
 def warn_about_outliers(residuals: np.ndarray, stacklevel: int = 2) -> None:

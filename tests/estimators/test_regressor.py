@@ -11,7 +11,8 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.gaussian_process import GaussianProcessRegressor
 from sklearn.gaussian_process.kernels import WhiteKernel
 
-from skgpsearch import CompositionalGPClassifier, CompositionalGPRegressor
+from skgpsearch import CompositionalGPClassifier, CompositionalGPRegressor, RepeatedRowsWarning
+from skgpsearch._estimators._base import distinct_rows
 from skgpsearch._search import _pipeline as pipeline_module
 from skgpsearch._search._regression import CROSS_VALIDATION_ROWS, NOISE_BOUNDS
 from skgpsearch.grammar import CompositionalGrammar, SumOfProductsGrammar, parse
@@ -939,3 +940,43 @@ def test_a_change_in_the_held_out_end_of_a_series_leaves_the_choice_to_the_crite
         assert all(d is None for d in model.finalists_["forecast_log_density"])
         # and it predicts the level after the drop
         assert abs(model.predict([[9.8]])[0] - (np.sin(9.8) - 3.0)) < 0.3
+
+
+def test_rows_repeated_exactly_are_fitted_once():
+    # an exact repeat (inputs and target) would tell the Gaussian likelihood that the noise is zero
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(60, 2))
+    y = np.sin(2 * X[:, 0]) + 0.1 * rng.normal(size=60)
+    order = rng.permutation(120)
+    X_repeated, y_repeated = np.vstack([X, X])[order], np.concatenate([y, y])[order]
+    settings = dict(max_depth=1, random_state=0, n_jobs=1)
+    with pytest.warns(RepeatedRowsWarning, match="60 of the 120 training rows repeat"):
+        repeated = CompositionalGPRegressor(**settings).fit(X_repeated, y_repeated)
+    # the distinct rows, in the order of their first occurrences
+    first = np.sort(np.unique(order % 60, return_index=True)[1])
+    np.testing.assert_array_equal(repeated.y_train_, y_repeated[first])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        distinct = CompositionalGPRegressor(**settings).fit(X_repeated[first], y_repeated[first])
+    assert distinct.noise_variance_ > 1e-3
+    assert repeated.noise_variance_ == pytest.approx(distinct.noise_variance_, rel=1e-6)
+    X_test = rng.normal(size=(50, 2))
+    np.testing.assert_allclose(repeated.predict(X_test), distinct.predict(X_test), rtol=1e-6, atol=1e-9)
+
+
+def test_replicates_with_their_own_targets_are_all_kept():
+    rng = np.random.default_rng(4)
+    X = np.repeat(rng.normal(size=(30, 1)), 3, axis=0)
+    y = np.cos(X[:, 0]) + 0.2 * rng.normal(size=90)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RepeatedRowsWarning)
+        model = CompositionalGPRegressor(max_depth=1, random_state=0, n_jobs=1).fit(X, y)
+    assert model.X_train_.shape == (90, 1)
+    # the replicates' scatter is the noise: 0.2 ** 2 = 0.04
+    assert 0.01 < model.noise_variance_ < 0.1
+
+
+def test_distinct_rows_keeps_data_of_fewer_than_two_distinct_rows():
+    X, y = np.ones((5, 2)), np.full(5, 2.0)
+    X_kept, y_kept, n_repeated = distinct_rows(X, y)
+    assert n_repeated == 0 and X_kept.shape == (5, 2) and y_kept.shape == (5,)
