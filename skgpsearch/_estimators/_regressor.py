@@ -551,7 +551,8 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
         """
         check_is_fitted(self)
         X, y = validate_numeric_data(self, X, y, reset=False, y_numeric=True, ensure_min_samples=2)
-        X, y = X.copy(), y.copy()
+        # each distinct row once, as in fit (which warned about the repeats)
+        X, y, _ = distinct_rows(X.copy(), y.copy())
         X_model = self._model_inputs(X)
         model = self._unfitted_copy()
         model.input_transformer_ = getattr(self, "input_transformer_", None)
