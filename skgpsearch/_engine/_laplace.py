@@ -40,7 +40,7 @@ from ._kernel_tree import KernelTree, expand
 from ._linalg import NumericalError, cholesky_inverse, cholesky_lower, jittered_cholesky
 
 __all__ = ["LaplaceObjective", "LaplacePosterior", "LAPLACE_FTOL", "LOO_REFIT_MAX_ROWS", "MEAN_BOUNDS", "binary_mean_bounds",
-           "calibrate_predictive"]
+           "calibrate_predictive", "predictive_calibration"]
 
 #: Bounds of the constant latent mean (a binary problem's are narrower: see binary_mean_bounds).
 MEAN_BOUNDS = (-10.0, 10.0)
@@ -686,6 +686,15 @@ def calibrate_predictive(posteriors, weights, y):
     test error of their average from 3.5 % to 5.3 %). Returns the averaged
     predictive's leave-one-out log densities (NaN where a member has none).
     """
+    scale, floor, densities = predictive_calibration(posteriors, weights, y)
+    for posterior in posteriors:
+        posterior.variance_scale, posterior.probability_floor = scale, floor
+    return densities
+
+
+def predictive_calibration(posteriors, weights, y):
+    """(variance scale, probability floor, leave-one-out log densities) that :func:`calibrate_predictive`
+    would give the weighted average of ``posteriors``, leaving them as they are."""
     y = np.asarray(y, dtype=float)
     log_weights = np.log(np.asarray(weights, dtype=float))
     moments = [posterior.loo_moments(y) for posterior in posteriors]
@@ -707,11 +716,9 @@ def calibrate_predictive(posteriors, weights, y):
         spread = math.sqrt(gains.size) * float(np.std(gains, ddof=1)) if gains.size > 1 else 0.0
         if np.isfinite(result.fun) and gains.sum() > max(VARIANCE_SCALE_MIN_GAIN, VARIANCE_SCALE_MARGIN_SE * spread):
             scale, floor = math.exp(float(result.x)), 1.0 / (y.shape[0] + 2)
-    for posterior in posteriors:
-        posterior.variance_scale, posterior.probability_floor = scale, floor
     out = np.full(y.shape[0], np.nan)
     out[ok] = densities(scale, loo_floor if floor else 0.0, ok)
-    return out
+    return scale, floor, out
 
 
 def _floored(log_density, floor):

@@ -202,7 +202,7 @@ class BinaryClassificationModelFitter:
 
     #: Its approximate leave-one-out densities hold back the structures not clearly better than the best
     #: baseline instead (baseline_margin_se); the optimism discount was measured on regression only.
-    discounts_loo_optimism = False
+    discounts_loo_optimism = True
 
     @property
     def candidate_fitter(self) -> CandidateFitter:
@@ -228,7 +228,8 @@ class BinaryClassificationModelFitter:
     def baseline_structures(self, grammar: Grammar) -> list[Expr]:
         if not (self.searching and self.baseline_models):
             return []
-        return grammar.standard_structures(self.X.shape[1])
+        isotropic = grammar.isotropic_structure(self.X.shape[1])
+        return grammar.standard_structures(self.X.shape[1]) + ([isotropic] if isotropic is not None else [])
 
     # -- fitted models ------------------------------------------------------------------------------
     #: The Laplace engine gives leave-one-out predictive densities (the select stage's "loo" and "stacking").

@@ -28,7 +28,8 @@ from sklearn.base import clone
 from sklearn.gaussian_process.kernels import Kernel, WhiteKernel
 
 from .._engine._exact import GPPosterior, RegressionObjective
-from .._engine._laplace import MEAN_BOUNDS, LaplaceObjective, LaplacePosterior, calibrate_predictive
+from .._engine._laplace import (MEAN_BOUNDS, LaplaceObjective, LaplacePosterior, calibrate_predictive,
+                               predictive_calibration)
 from .._engine._likelihoods import OUTLIER_CLIP, Likelihood
 from .._engine._linalg import NumericalError
 from .._engine._sparse import SparseObjective, SparsePosterior
@@ -378,19 +379,28 @@ class BinaryLaplaceModel:
     has_loo = True
 
     def loo_log_density(self) -> np.ndarray:
-        """Approximate log p(y_i | y_−i) of every training label (Laplace cavity; Vehtari et al. 2016)."""
+        """Approximate log p(y_i | y_−i) of every training label under this model's calibrated predictive.
+
+        From the Laplace cavities (Vehtari et al. 2016), with the variance
+        scale and floor that :meth:`calibrate` would give this model alone
+        (:func:`~skgpsearch._engine._laplace.predictive_calibration`): what the
+        model would predict if it were chosen. The Laplace predictive's own
+        densities penalise a model by its amplitude, not its errors: on
+        scikit-learn's digits (500 rows, 57 pixels) one ARD kernel for class 0
+        had -192.7 (below the base rate's -162) and a product of three pixels
+        -123.9, whose calibrated predictives then scored -5.4 and -43.2 on 500
+        test rows.
+        """
         with single_threaded_blas():
-            return self.posterior.loo_log_density(self.y_train_)
+            return predictive_calibration([self.posterior], np.ones(1), self.y_train_)[2]
 
     def calibrate(self) -> None:
         """Calibrate the predictive of ``mixture`` (with ``weights``) by leave-one-out
         (:func:`~skgpsearch._engine._laplace.calibrate_predictive`): one variance scale and floor for all.
 
-        Only the final model: the select stage compares and stacks the
-        finalists by the Laplace predictive's own leave-one-out densities.
-        Calibrated ones, sharper, moved the stacking weights: on
-        breast_cancer's fold 0 all of it went to one model, and the test
-        error rose from 3.5 % to 5.3 %.
+        The select stage compares and stacks the finalists by the densities
+        of each one calibrated alone (:meth:`loo_log_density`); their
+        average is then calibrated as a whole.
         """
         with single_threaded_blas():
             calibrate_predictive(self.mixture, self.weights, self.y_train_)

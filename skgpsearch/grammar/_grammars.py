@@ -183,6 +183,19 @@ class Grammar:
         ses = [Base(BASELINE_KIND, c) for c in columns]
         return [e for e in dict.fromkeys((multiply(*ses), add(*ses))) if self.admits(e)]
 
+    def isotropic_structure(self, n_features: int) -> Expr | None:
+        """One SE kernel over every column that admits SE with one lengthscale for all, ``SE(0, 1, ...)``: the
+        isotropic RBF kernel. None on fewer than two such columns, or when the size restrictions exclude it.
+
+        A model fitter may let it compete with the standard structures: where many columns matter alike
+        (the pixels of an image) two hyperparameters generalise better than a lengthscale per column.
+        """
+        columns = [b.columns[0] for b in self.base_set(n_features) if b.name == BASELINE_KIND]
+        if len(columns) < 2:
+            return None
+        isotropic = Base(BASELINE_KIND, tuple(columns))
+        return isotropic if self.admits(isotropic) else None
+
     def linear_structure(self, n_features: int) -> Expr | None:
         """One linear kernel over every column that admits SE, ``LIN(0, 1, ...)``: Bayesian linear regression
         (one prior variance for all slopes, in standardised columns). None on fewer than two such columns, or
@@ -451,6 +464,9 @@ class FixedStructureGrammar(Grammar):
 
     def standard_structures(self, n_features: int) -> list[Expr]:
         return []
+
+    def isotropic_structure(self, n_features: int) -> Expr | None:
+        return None
 
     def linear_structure(self, n_features: int) -> Expr | None:
         return None

@@ -231,6 +231,8 @@ def _finalist_text(estimator, names, n_rows, chosen, target_class=None):
         composite = [i for i in rows if not table["baseline"][i]]
         what = ("One ARD kernel (an SE over all columns, one lengthscale each)" if isinstance(chosen, Product)
                 else "The additive kernel (one SE per column)" if isinstance(chosen, Sum)
+                else "One isotropic kernel (an SE over all columns, one lengthscale for all)"
+                if len(chosen.columns) > 1 and chosen.name == "SE"
                 else "The linear model (one linear kernel over all columns)" if len(chosen.columns) > 1
                 else "The plain smooth model (one SE kernel)")
         if composite and forecast:

@@ -9,7 +9,7 @@ from sklearn.gaussian_process import GaussianProcessClassifier
 from sklearn.gaussian_process.kernels import RBF, ConstantKernel, WhiteKernel
 
 from skgpsearch._engine._laplace import (MEAN_BOUNDS, LaplaceObjective, LaplacePosterior, binary_mean_bounds,
-                                         calibrate_predictive, find_mode)
+                                         calibrate_predictive, find_mode, predictive_calibration)
 from skgpsearch._engine._linalg import cholesky_lower
 from skgpsearch._engine._likelihoods import Logistic, Probit, RobustProbit, get_likelihood
 from skgpsearch.grammar import parse
@@ -368,3 +368,21 @@ def test_a_binary_problems_latent_mean_is_bounded_by_the_rule_of_succession(like
     objective = LaplaceObjective(to_kernel(parse("SE(0)")), X, np.where(X[:, 0] > 0.5, 1.0, -1.0), likelihood,
                                  (low, high))
     assert tuple(objective.bounds[-1]) == (low, high)
+
+
+def test_the_calibration_of_a_predictive_can_be_read_without_changing_it():
+    first, X, y = _separable_posterior(Probit())
+    kernel = to_kernel(parse("SE(0) + SE(1)"), X)
+    kernel.theta = np.log([30.0, 3.0, 1.0, 100.0])
+    second = LaplacePosterior(kernel, 0.0, Probit(), np.zeros(0), X, y)
+    weights = np.array([0.6, 0.4])
+    scale, floor, densities = predictive_calibration([first, second], weights, y)
+    # the posteriors keep the Laplace predictive's own variance
+    assert (first.variance_scale, first.probability_floor) == (second.variance_scale, second.probability_floor) == (1.0, 0.0)
+    # and calibrating them gives that scale, floor and those densities
+    np.testing.assert_allclose(calibrate_predictive([first, second], weights, y), densities, rtol=1e-12)
+    assert first.variance_scale == scale < 0.1 and first.probability_floor == floor == 1.0 / (len(y) + 2)
+    # a separable problem: the calibrated leave-one-out log density is far above the Laplace predictive's own
+    alone = predictive_calibration([first], np.ones(1), y)[2]
+    first.variance_scale, first.probability_floor = 1.0, 0.0
+    assert alone.sum() > first.loo_log_density(y).sum() + 5.0  # measured: -3.4 against -11.4

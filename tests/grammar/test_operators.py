@@ -192,6 +192,16 @@ def test_the_linear_structure_spans_the_columns_that_admit_se():
     assert FixedStructureGrammar(parse("SE(0)")).linear_structure(3) is None
 
 
+def test_the_isotropic_structure_is_one_se_over_the_columns_that_admit_se():
+    iso = CompositionalGrammar(["SE"]).isotropic_structure(3)
+    assert iso == parse("SE(0, 1, 2)") and iso.n_hyperparameters == 2  # one amplitude, one lengthscale
+    g = SumOfProductsGrammar(["SE"], kernels_per_column={1: ("LIN",)})
+    assert g.isotropic_structure(3) == parse("SE(0, 2)")
+    # on one column it is the column's SE (a base kernel already); a refit's grammar has none
+    assert CompositionalGrammar(["SE"]).isotropic_structure(1) is None
+    assert FixedStructureGrammar(parse("SE(0)")).isotropic_structure(3) is None
+
+
 def test_sop_with_several_kinds():
     g = SumOfProductsGrammar(["SE", "LIN"], prune=False)
     expr = parse("SE(0) + LIN(1)")

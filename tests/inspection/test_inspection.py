@@ -565,6 +565,17 @@ def test_finalist_text_says_when_a_baseline_wins(weights, sentence):
     assert "One ARD kernel" not in _finalist_text(SimpleNamespace(finalists_=table), ["a", "b"], 40, ard)
 
 
+@pytest.mark.parametrize("chosen, name", [
+    ("SE(0, 1)", "One isotropic kernel (an SE over all columns, one lengthscale for all)"),
+    ("LIN(0, 1)", "The linear model (one linear kernel over all columns)"),
+])
+def test_finalist_text_names_the_multi_column_baselines(chosen, name):
+    table = {"structure": [chosen, "SE(0) + LIN(1)"], "criterion": [-10.0, -9.0],
+             "loo_log_density": [-20.0, -22.0], "weight": [1.0, 0.0], "baseline": [True, False]}
+    text = _finalist_text(SimpleNamespace(finalists_=table), ["a", "b"], 40, parse(chosen))
+    assert f"{name} predicted held-out rows better than every composite structure" in text
+
+
 def test_finalist_text_names_the_one_column_baseline_that_forecast_best():
     se = parse("SE(0)")
     table = {"structure": ["SE(0)", "PER(0) + LIN(0)"], "criterion": [-30.0, -20.0],
