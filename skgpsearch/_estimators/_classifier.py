@@ -118,13 +118,14 @@ class CompositionalGPClassifier(StructureSearchMixin, ClassifierMixin, BaseEstim
         criterion uses all the data); the chosen structure is then refitted
         on all the rows, starting from its subset optimum.
     baseline_models : bool, default=True
-        After the search, the two standard models -- the ARD product of SE
-        kernels over all columns and the additive model (one SE per column)
-        -- are fitted on all the rows and replace the chosen structure when
-        they score higher under the criterion, so the search never ends below
-        them. Listed in ``search_results_`` (depth 1, message "baseline").
-        Only for grammars that offer them (per-column SE kernels); on one
-        column the two are the one SE kernel.
+        After the search, three standard models -- the ARD product of SE
+        kernels over all columns, the additive model (one SE per column) and
+        one isotropic SE kernel over all columns (one lengthscale for all) --
+        are fitted on all the rows and compete in the select stage with the
+        search's structures, so the search never ends below them. Listed in
+        ``search_results_`` (depth 1, message "baseline"). Only for grammars
+        that offer them (per-column SE kernels); on one column the three are
+        the one SE kernel.
     max_candidates : int, default=None
         Budget of candidate fits per binary problem.
     max_fits_per_depth : int, "auto" or None, default="auto"
@@ -168,8 +169,10 @@ class CompositionalGPClassifier(StructureSearchMixin, ClassifierMixin, BaseEstim
         baselines): by the search ``criterion``; by the approximate
         leave-one-out log predictive probability of the labels at the fitted
         hyperparameters (``"loo"``, from the Laplace posterior's cavities,
-        Vehtari et al. 2016); or as the mixture of finalists whose weights
-        maximise that held-out log score (``"stacking"``, Yao et al. 2018).
+        Vehtari et al. 2016, under each finalist's calibrated predictive, see
+        ``probability_calibration_``); or as the mixture of finalists whose
+        weights maximise that held-out log score, less one nat per
+        hyperparameter (``"stacking"``, Yao et al. 2018).
         ``"auto"``: ``"stacking"`` with two or more columns, ``"criterion"``
         on one.
         ``finalists_`` lists the finalists.

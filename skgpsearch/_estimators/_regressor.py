@@ -192,8 +192,9 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
         distinct rows).
     baseline_models : bool, default=True
         The standard models -- one ARD kernel (an SE over all columns, one
-        lengthscale each), the additive kernel (one SE per column) and the
-        linear model (one linear kernel over all columns: Bayesian linear
+        lengthscale each), the additive kernel (one SE per column), one
+        isotropic kernel (an SE over all columns, one lengthscale for all) and
+        the linear model (one linear kernel over all columns: Bayesian linear
         regression), on one column the one SE kernel -- are fitted after the
         search and compete with its structures as finalists (they add no
         children to the search).

@@ -210,12 +210,13 @@ class RegressionModelFitter:
 
     def baseline_structures(self, grammar: Grammar) -> list[Expr]:
         """One ARD kernel and the additive kernel (:meth:`~skgpsearch.grammar.Grammar.standard_structures`), and
-        on two or more columns the linear model (:meth:`~skgpsearch.grammar.Grammar.linear_structure`)."""
+        on two or more columns one isotropic kernel (:meth:`~skgpsearch.grammar.Grammar.isotropic_structure`) and
+        the linear model (:meth:`~skgpsearch.grammar.Grammar.linear_structure`)."""
         if not self.baseline_models or grammar.single_structure:
             return []
         structures = grammar.standard_structures(self.X.shape[1])
-        linear = grammar.linear_structure(self.X.shape[1])
-        return structures + ([linear] if linear is not None else [])
+        extra = [grammar.isotropic_structure(self.X.shape[1]), grammar.linear_structure(self.X.shape[1])]
+        return structures + [e for e in extra if e is not None]
 
     @property
     def has_loo(self) -> bool:

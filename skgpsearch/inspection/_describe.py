@@ -319,20 +319,25 @@ def ard_relevances(structure: Expr, ranges: Sequence[float] | np.ndarray) -> lis
     Returns
     -------
     list of (Expr, dict)
-        One entry per additive term (of the distributed form) whose distance-based
-        factors span at least two columns: the term and ``{column: relevance}``.
+        One entry per additive term (of the distributed form) with two or more
+        distance-based factors spanning at least two columns: the term and
+        ``{column: relevance}``. An isotropic kernel (one factor over several
+        columns, one lengthscale for all) has none.
     """
     out = []
     for term in structure.sum_of_products():
         factors = term.operands if isinstance(term, Product) else (term,)
-        lengthscales = {}
+        lengthscales, n_factors = {}, 0
         for factor in factors:
             if not (isinstance(factor, Base) and factor.kind.distance_based):
                 continue
+            n_factors += 1
             value = float(factor.params.get("lengthscale", np.nan))
             for column in factor.columns:
                 lengthscales[column] = min(lengthscales.get(column, np.inf), value)
-        if len(lengthscales) >= 2 and all(np.isfinite(v) and v > 0 for v in lengthscales.values()):
+        # one kernel over several columns shares one lengthscale (isotropic): it determines no relevance
+        if (n_factors >= 2 and len(lengthscales) >= 2
+                and all(np.isfinite(v) and v > 0 for v in lengthscales.values())):
             out.append((term, {c: float(ranges[c]) / v for c, v in sorted(lengthscales.items())}))
     return out
 

@@ -534,7 +534,9 @@ def test_ard_sentence_needs_a_product_of_stationary_kernels_over_several_columns
         assert "ARD relevances" not in describe(model)
     se = {"variance": 1.0, "lengthscale": 2.0}
     ranges = np.array([4.0, 4.0, 4.0])
-    for text in ("SE(0) * LIN(1)", "SE(0) * PER(0)", "SE(0) + SE(1)", "SE(0) * SE(0)", "SE(0) * PER(1)"):
+    # (an isotropic SE(0, 1) has one lengthscale for both columns: it weighs neither above the other)
+    for text in ("SE(0) * LIN(1)", "SE(0) * PER(0)", "SE(0) + SE(1)", "SE(0) * SE(0)", "SE(0) * PER(1)", "SE(0, 1)",
+                 "SE(0, 1, 2) * PER(0)"):
         valued = parse(text).map_leaves(lambda leaf: leaf.with_params(
             se if leaf.name == "SE" else from_kernel(to_kernel(leaf), n_features=3).params))
         assert ard_relevances(valued, ranges) == [], text
