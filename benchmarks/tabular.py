@@ -10,7 +10,8 @@ Methods
   baselines); "ours: default" is the rule ``selection="auto"`` applies ("stacking" with two or
   more columns, "criterion" on one):
   * "today": the rule before issue 29 -- the search's best by its criterion (regressor: no
-    baselines; classifier: the ARD and additive baselines compete under the criterion);
+    baselines; classifier: the ARD, additive and, since 2026-12-05, isotropic baselines compete under the
+    criterion);
   * "criterion": the best criterion among the search's best and the baselines;
   * "map": the best log evidence plus the log of the weak default hyperprior
     (:class:`~skgpsearch.criteria.HyperPrior`) at the fitted values (Corani et al. 2020);
@@ -19,7 +20,9 @@ Methods
   * "stacking-clear": the default's "stacking" since 2026-11-26: for the classifier, stacking of
     the baselines and the search's structures whose leave-one-out log density beats the best
     baseline's by more than one standard error of the per-row differences (the others are held
-    back); for the regressor, "stacking", and from 2026-11-28 "stacking-aic";
+    back), and from 2026-12-05 "stacking-clear-aic"; for the regressor, "stacking", and from
+    2026-11-28 "stacking-aic". Since 2026-12-05 a classifier finalist's leave-one-out densities
+    are those of its calibrated predictive (``BinaryLaplaceModel.loo_log_density``) in every rule;
   * "stacking-2se": stacking where its leave-one-out log score beats the criterion's choice by
     more than two standard errors of the per-row differences, else the criterion's choice
     (measured from wine on; not a rule of the estimators);
