@@ -337,12 +337,17 @@ def test_calibration_keeps_the_variance_where_it_gains_little():
     np.testing.assert_array_equal(calibrated, raw)
 
 
-def test_an_average_of_posteriors_is_calibrated_as_one_predictive():
+def _two_separable_posteriors():
+    """Two posteriors of the separable classes (an ARD product and a sum) and weights to average them."""
     first, X, y = _separable_posterior(Probit())
     kernel = to_kernel(parse("SE(0) + SE(1)"), X)
     kernel.theta = np.log([30.0, 3.0, 1.0, 100.0])
     second = LaplacePosterior(kernel, 0.0, Probit(), np.zeros(0), X, y)
-    weights = np.array([0.6, 0.4])
+    return first, second, y, np.array([0.6, 0.4])
+
+
+def test_an_average_of_posteriors_is_calibrated_as_one_predictive():
+    first, second, y, weights = _two_separable_posteriors()
     densities = calibrate_predictive([first, second], weights, y)
     assert first.variance_scale == second.variance_scale < 0.1
     assert first.probability_floor == second.probability_floor == 1.0 / (len(y) + 2)
@@ -371,11 +376,7 @@ def test_a_binary_problems_latent_mean_is_bounded_by_the_rule_of_succession(like
 
 
 def test_the_calibration_of_a_predictive_can_be_read_without_changing_it():
-    first, X, y = _separable_posterior(Probit())
-    kernel = to_kernel(parse("SE(0) + SE(1)"), X)
-    kernel.theta = np.log([30.0, 3.0, 1.0, 100.0])
-    second = LaplacePosterior(kernel, 0.0, Probit(), np.zeros(0), X, y)
-    weights = np.array([0.6, 0.4])
+    first, second, y, weights = _two_separable_posteriors()
     scale, floor, densities = predictive_calibration([first, second], weights, y)
     # the posteriors keep the Laplace predictive's own variance
     assert (first.variance_scale, first.probability_floor) == (second.variance_scale, second.probability_floor) == (1.0, 0.0)
