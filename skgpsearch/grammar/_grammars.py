@@ -177,7 +177,7 @@ class Grammar:
         On one column the two coincide: the one SE kernel. Empty when no
         column admits SE or the size restrictions exclude them.
         """
-        columns = [b.columns[0] for b in self.base_set(n_features) if b.name == BASELINE_KIND]
+        columns = self._se_columns(n_features)
         if not columns:
             return []
         ses = [Base(BASELINE_KIND, c) for c in columns]
@@ -190,11 +190,7 @@ class Grammar:
         A model fitter may let it compete with the standard structures: where many columns matter alike
         (the pixels of an image) two hyperparameters generalise better than a lengthscale per column.
         """
-        columns = [b.columns[0] for b in self.base_set(n_features) if b.name == BASELINE_KIND]
-        if len(columns) < 2:
-            return None
-        isotropic = Base(BASELINE_KIND, tuple(columns))
-        return isotropic if self.admits(isotropic) else None
+        return self._one_kernel_over_se_columns(BASELINE_KIND, n_features)
 
     def linear_structure(self, n_features: int) -> Expr | None:
         """One linear kernel over every column that admits SE, ``LIN(0, 1, ...)``: Bayesian linear regression
@@ -204,11 +200,19 @@ class Grammar:
         A model fitter may let it compete with the standard structures: on a table of a few dozen rows a
         straight plane often predicts better than any smooth kernel.
         """
-        columns = [b.columns[0] for b in self.base_set(n_features) if b.name == BASELINE_KIND]
+        return self._one_kernel_over_se_columns(TREND_KIND, n_features)
+
+    def _se_columns(self, n_features: int) -> list[int]:
+        """The columns whose base kernels include SE (the columns of the baselines)."""
+        return [b.columns[0] for b in self.base_set(n_features) if b.name == BASELINE_KIND]
+
+    def _one_kernel_over_se_columns(self, kind: str, n_features: int) -> Expr | None:
+        """One ``kind`` kernel over every column that admits SE; None on fewer than two, or when not admitted."""
+        columns = self._se_columns(n_features)
         if len(columns) < 2:
             return None
-        linear = Base(TREND_KIND, tuple(columns))
-        return linear if self.admits(linear) else None
+        kernel = Base(kind, tuple(columns))
+        return kernel if self.admits(kernel) else None
 
     def trend_variants(self, expr: Expr, n_features: int) -> list[Expr]:
         """``expr`` plus a linear trend, one child per column the grammar gives a linear kernel.
