@@ -47,6 +47,14 @@ MEAN_BOUNDS = (-10.0, 10.0)
 #: Newton iterations stop when Ψ improves by less than this (quadratic convergence
 #: makes the last step's error far smaller).
 NEWTON_TOL = 1e-9
+#: Where every W_i ≥ 0, Newton also stops, without taking the step, once the step's predicted gain
+#: ½ ∇Ψ·Δf falls below this: the mode is then the point whose B was just factorised, and that factor
+#: serves the evidence and its gradient (after a step that gained under NEWTON_TOL, the factorisation at
+#: its end is the next iteration's, and Newton stops there whatever it predicts). The evidence depends on the mode to first order (through log|B|), so its error is
+#: about the square root of the gain left, not the gain: on 80 rows (probit and logistic, ten problems) at
+#: most 5e-8 nats with 1e-14, 5e-7 with 1e-12. A depth-2 search of 1000 rows x 35 columns made the same
+#: 5539 evaluations with 12.6 % fewer factorisations (20 719 instead of 23 704) in 9 % less time.
+NEWTON_PREDICTED_TOL = 1e-14
 #: Relative tolerance of L-BFGS-B on the Laplace evidence, itself an approximation
 #: (1e-7 of a few hundred nats is ~1e-5 nats).
 LAPLACE_FTOL = 1e-7
@@ -230,20 +238,25 @@ class _Mode:
     def factorise(self, K, L_K=None, work=None):
         """The factorisation at the mode; ``work``, an n x n array nothing else uses, may hold it."""
         if self.positive:
-            self.sW = np.sqrt(self.W)
             # the factor is only solved with and inverted: its upper triangle is left as it was
-            L, info = cholesky_lower(_b_matrix(K, self.sW, work), overwrite_a=True, clean=False)
+            L, info = cholesky_lower(_b_matrix(K, np.sqrt(self.W), work), overwrite_a=True, clean=False)
             if info != 0:
                 raise NumericalError("the Laplace matrix B is not positive definite")
-            self.L = L
-            self.log_det = 2.0 * float(np.log(np.diag(L)).sum())
-        else:
-            L_K = jittered_cholesky(K)[0] if L_K is None else L_K
-            L_A = _whitened_hessian_cholesky(L_K, self.W)
-            if L_A is None:
-                raise NumericalError("the Laplace mode is not a maximum (K⁻¹ + W is not positive definite)")
-            self.M = solve_triangular(L_A, L_K.T, lower=True, check_finite=False)
-            self.log_det = 2.0 * float(np.log(np.diag(L_A)).sum())
+            self.use_factor(L)
+            return
+        L_K = jittered_cholesky(K)[0] if L_K is None else L_K
+        L_A = _whitened_hessian_cholesky(L_K, self.W)
+        if L_A is None:
+            raise NumericalError("the Laplace mode is not a maximum (K⁻¹ + W is not positive definite)")
+        self.M = solve_triangular(L_A, L_K.T, lower=True, check_finite=False)
+        self.log_det = 2.0 * float(np.log(np.diag(L_A)).sum())
+        self.log_marginal_likelihood = self.psi - 0.5 * self.log_det
+
+    def use_factor(self, L):
+        """Take ``L``, the lower Cholesky factor of B = I + W^½ K W^½ at this mode (every W_i ≥ 0)."""
+        self.sW = np.sqrt(self.W)
+        self.L = L
+        self.log_det = 2.0 * float(np.log(np.diag(L)).sum())
         self.log_marginal_likelihood = self.psi - 0.5 * self.log_det
 
     def R(self, K):
@@ -380,18 +393,29 @@ def find_mode(K, y, mean, likelihood, lik_theta, a0=None, f0=None):
             psi_latent, f_latent = psi_of(a_latent)
             if psi_latent > psi:
                 a, psi, f = a_latent, psi_latent, f_latent
+    # converged: the last step gained under NEWTON_TOL; L: the factor of B at the current point, where every
+    # W_i ≥ 0 (None once the point moves)
+    converged, L = False, None
     for _ in range(NEWTON_MAX_ITER):
         _, d1, d2, _ = likelihood.derivatives(y, f, lik_theta)
+        log_concave = not np.any(d2 > 0)
+        if converged and not log_concave:
+            break
         step = None
-        if np.any(d2 > 0):
+        if not log_concave:
             if L_K is None:
                 L_K = jittered_cholesky(K)[0]
             step = _whitened_newton_step(L_K, a, d1, -d2)
         if step is None:
-            target = _newton_weights(K, f, mean, d1, np.maximum(-d2, 0.0), work)
+            target, factor = _newton_weights(K, f, mean, d1, np.maximum(-d2, 0.0), work, return_factor=True)
             if target is None:
                 raise NumericalError("Newton step: B is not positive definite")
             step = target - a
+            if log_concave:
+                L = factor
+                # ∇_f Ψ = ∇log p − a, and the step in f is K (target − a)
+                if converged or 0.5 * float((d1 - a) @ (K @ step)) < NEWTON_PREDICTED_TOL:
+                    break
         t = 1.0
         while True:
             psi_new, f_new = psi_of(a + t * step)
@@ -404,12 +428,14 @@ def find_mode(K, y, mean, likelihood, lik_theta, a0=None, f0=None):
         if improvement < 0:
             break  # no ascent possible along the Newton direction: converged to rounding
         a, psi, f = a + t * step, psi_new, f_new
-        if improvement < NEWTON_TOL:
-            break
+        converged, L = improvement < NEWTON_TOL, None
     else:
         raise NumericalError(f"the Laplace mode was not found in {NEWTON_MAX_ITER} Newton steps")
     log_p, d1, d2, d3 = likelihood.derivatives(y, f, lik_theta)
     mode = _Mode(f, a, mean, log_p, d1, d2, d3, float(np.sum(log_p) - 0.5 * a @ (f - mean)))
+    if L is not None:
+        mode.use_factor(L)
+        return mode
     mode.factorise(K, L_K, work)
     return mode
 
@@ -427,19 +453,21 @@ def _iterate_from_latent(K, y, mean, likelihood, lik_theta, f, work=None):
     return a if a is not None and np.all(np.isfinite(a)) else None
 
 
-def _newton_weights(K, f, mean, d1, W, work=None):
+def _newton_weights(K, f, mean, d1, W, work=None, return_factor=False):
     """The weights a of the Newton iterate from latent values ``f`` with curvature ``W`` ≥ 0 (R&W eq. 3.18).
 
     a = b − W^½ B⁻¹ W^½ K b with b = W (f − m) + ∇log p and B = I + W^½ K W^½
     (factorised in ``work`` when given); None when B is not positive definite.
+    With ``return_factor``: (a, the lower Cholesky factor of B, its upper triangle not cleared).
     """
     sW = np.sqrt(W)
     L, info = cholesky_lower(_b_matrix(K, sW, work), overwrite_a=True, clean=False)
     if info != 0:
-        return None
+        return (None, None) if return_factor else None
     b = W * (f - mean) + d1
     c, _ = lapack.dpotrs(L, sW * (K @ b), lower=1)
-    return b - sW * c
+    a = b - sW * c
+    return (a, L) if return_factor else a
 
 
 def _whitened_newton_step(L_K, a, d1, W):

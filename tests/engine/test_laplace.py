@@ -172,7 +172,11 @@ def test_probit_evidence_is_close_to_the_exact_integral_for_n_1():
     assert value == pytest.approx(exact, abs=0.02)
 
 
-def test_posterior_predictions_match_sklearn_latent_mean_and_variance():
+def test_posterior_predictions_match_sklearn_latent_mean_and_variance(monkeypatch):
+    # scikit-learn's mode is converged to rounding; the default stop leaves ours about 1e-8 away (3e-9 nats)
+    import skgpsearch._engine._laplace as engine
+
+    monkeypatch.setattr(engine, "NEWTON_PREDICTED_TOL", 1e-20)
     X, y = _data(n=60, seed=7)
     kernel = ConstantKernel(2.0) * RBF(0.8)
     gpc = GaussianProcessClassifier(kernel=kernel, optimizer=None).fit(X, (y > 0).astype(int))
@@ -251,6 +255,40 @@ def test_newton_from_the_previous_latent_values_reaches_the_same_mode_in_fewer_f
         np.testing.assert_allclose(mode.f, exact.f, rtol=0, atol=1e-5)
         assert mode.log_marginal_likelihood == pytest.approx(exact.log_marginal_likelihood, abs=1e-7)
     assert counts[1] < counts[0], counts
+
+
+@pytest.mark.parametrize("likelihood", [Logistic(), Probit()], ids=lambda l: l.name)
+def test_newton_keeps_the_factor_of_its_last_iterate_when_the_next_step_would_gain_nothing(likelihood, monkeypatch):
+    # every factorisation is a Newton step's: none is repeated at the mode, and the evidence and the weights
+    # are those of the mode converged to rounding
+    import skgpsearch._engine._laplace as engine
+
+    X, y = _data(n=120, flip=0.1, seed=2)
+    K = (ConstantKernel(4.0) * RBF(0.9))(X)
+    steps, factorisations = [], []
+    newton_weights = engine._newton_weights
+
+    def counting_steps(*args, **kwargs):
+        steps.append(1)
+        return newton_weights(*args, **kwargs)
+
+    def counting(A, *args, **kwargs):
+        factorisations.append(A.shape)
+        return cholesky_lower(A, *args, **kwargs)
+
+    monkeypatch.setattr(engine, "_newton_weights", counting_steps)
+    monkeypatch.setattr(engine, "cholesky_lower", counting)
+    mode = find_mode(K, y, 0.1, likelihood, np.zeros(0))
+    assert len(factorisations) == len(steps) >= 3
+    monkeypatch.setattr(engine, "NEWTON_PREDICTED_TOL", 1e-30)
+    monkeypatch.setattr(engine, "NEWTON_TOL", 1e-16)
+    factorisations.clear()
+    exact = find_mode(K, y, 0.1, likelihood, np.zeros(0))
+    assert mode.log_marginal_likelihood == pytest.approx(exact.log_marginal_likelihood, abs=1e-7)
+    np.testing.assert_allclose(mode.d1, exact.d1, rtol=0, atol=1e-6)
+    # the kept factor is B's at the returned latent values
+    B = np.eye(120) + np.sqrt(mode.W)[:, None] * K * np.sqrt(mode.W)[None, :]
+    np.testing.assert_allclose(np.tril(mode.L) @ np.tril(mode.L).T, B, atol=1e-10)
 
 
 @pytest.mark.parametrize("likelihood", [Logistic(), Probit()], ids=lambda l: l.name)
