@@ -193,7 +193,9 @@ class CandidateFitter:
             X_opt, y_opt = X[rows], y[rows]
         objective, screen = self._objectives(expr, kernel, X_opt, y_opt, rng)
         if self.effort == "polish":
-            starts, options = [self._warm_start(kernel, warm_state)], {}
+            # to the full effort's tolerance (the Laplace engine's is looser: its evidence is an approximation)
+            ftol = self._optimizer_options(screen).get("ftol", FTOL)
+            starts, options = [self._warm_start(kernel, warm_state)], {"ftol": ftol}
         else:
             quick = dataclasses.replace(self, effort="explore") if self.effort == EXPLORE_THEN_POLISH else self
             hints = self._own_hints(expr, X, y, hints)
