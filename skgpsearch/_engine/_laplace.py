@@ -39,7 +39,7 @@ from scipy.special import logsumexp
 from ._kernel_tree import KernelTree, expand
 from ._linalg import NumericalError, cholesky_inverse, cholesky_lower, jittered_cholesky
 
-__all__ = ["LaplaceObjective", "LaplacePosterior", "LAPLACE_FTOL", "LOO_REFIT_MAX_ROWS", "MEAN_BOUNDS", "binary_mean_bounds",
+__all__ = ["LaplaceObjective", "LaplacePosterior", "EXPLORE_NEWTON_TOL", "LAPLACE_FTOL", "LOO_REFIT_MAX_ROWS", "MEAN_BOUNDS", "binary_mean_bounds",
            "calibrate_predictive", "predictive_calibration"]
 
 #: Bounds of the constant latent mean (a binary problem's are narrower: see binary_mean_bounds).
@@ -55,6 +55,10 @@ NEWTON_TOL = 1e-9
 #: most 5e-8 nats with 1e-14, 5e-7 with 1e-12. A depth-2 search of 1000 rows x 35 columns made the same
 #: 5539 evaluations with 12.6 % fewer factorisations (20 719 instead of 23 704) in 9 % less time.
 NEWTON_PREDICTED_TOL = 1e-14
+#: Newton's stop for an evidence that only ranks candidates: the explore stage's posterior on all rows at
+#: the optimum of a subset (the finalists are refitted). On 104 such posteriors of 1000 rows x 35 columns it
+#: took 2.97 factorisations instead of 4.26 (32.6 ms instead of 41.8), the evidence within 0.004 nats.
+EXPLORE_NEWTON_TOL = 1e-4
 #: Relative tolerance of L-BFGS-B on the Laplace evidence, itself an approximation
 #: (1e-7 of a few hundred nats is ~1e-5 nats).
 LAPLACE_FTOL = 1e-7
@@ -346,7 +350,7 @@ def _b_matrix(K, sW, out=None):
     return B
 
 
-def find_mode(K, y, mean, likelihood, lik_theta, a0=None, f0=None):
+def find_mode(K, y, mean, likelihood, lik_theta, a0=None, f0=None, tolerance=None):
     """Newton's method for the posterior mode (R&W Algorithm 3.1 with a constant mean).
 
     It starts from the best of a = 0, the weights ``a0`` and the Newton iterate
@@ -362,6 +366,10 @@ def find_mode(K, y, mean, likelihood, lik_theta, a0=None, f0=None):
     negative definite; otherwise the step with W clipped at 0, which is always
     an ascent direction. A step-halving line search keeps Ψ increasing.
 
+    ``tolerance`` (None: NEWTON_PREDICTED_TOL, with NEWTON_TOL on the gain of a step taken) is the
+    predicted gain under which Newton stops; a looser one, for an evidence that only ranks (see
+    EXPLORE_NEWTON_TOL), also ends it after a step that gained less than itself.
+
     Returns a factorised :class:`_Mode`.
 
     Raises
@@ -372,6 +380,8 @@ def find_mode(K, y, mean, likelihood, lik_theta, a0=None, f0=None):
     """
     n = y.shape[0]
     L_K = None
+    predicted_tol = NEWTON_PREDICTED_TOL if tolerance is None else tolerance
+    step_tol = NEWTON_TOL if tolerance is None else max(tolerance, NEWTON_TOL)
 
     def psi_of(a):
         centred = K @ a
@@ -414,7 +424,7 @@ def find_mode(K, y, mean, likelihood, lik_theta, a0=None, f0=None):
             if log_concave:
                 L = factor
                 # ∇_f Ψ = ∇log p − a, and the step in f is K (target − a)
-                if converged or 0.5 * float((d1 - a) @ (K @ step)) < NEWTON_PREDICTED_TOL:
+                if converged or 0.5 * float((d1 - a) @ (K @ step)) < predicted_tol:
                     break
         t = 1.0
         while True:
@@ -428,7 +438,7 @@ def find_mode(K, y, mean, likelihood, lik_theta, a0=None, f0=None):
         if improvement < 0:
             break  # no ascent possible along the Newton direction: converged to rounding
         a, psi, f = a + t * step, psi_new, f_new
-        converged, L = improvement < NEWTON_TOL, None
+        converged, L = improvement < step_tol, None
     else:
         raise NumericalError(f"the Laplace mode was not found in {NEWTON_MAX_ITER} Newton steps")
     log_p, d1, d2, d3 = likelihood.derivatives(y, f, lik_theta)
@@ -507,9 +517,11 @@ class LaplacePosterior:
         Newton start (the mode the optimiser saw; see ``LaplaceObjective.mode_start``).
     f0 : ndarray (n,), optional
         Latent values near the mode (a model's predictions): Newton may start one iterate from them.
+    newton_tolerance : float, optional
+        Newton's stop (see :func:`find_mode`); None: the engine's, for a posterior that predicts.
     """
 
-    def __init__(self, kernel, mean, likelihood, lik_theta, X, y, a0=None, f0=None):
+    def __init__(self, kernel, mean, likelihood, lik_theta, X, y, a0=None, f0=None, newton_tolerance=None):
         self.kernel = kernel
         self.mean = float(mean)
         self.likelihood = likelihood
@@ -517,7 +529,7 @@ class LaplacePosterior:
         self.X = np.asarray(X, dtype=float)
         y = np.asarray(y, dtype=float)
         K = kernel(self.X)
-        self.mode = find_mode(K, y, self.mean, likelihood, self.lik_theta, a0, f0)
+        self.mode = find_mode(K, y, self.mean, likelihood, self.lik_theta, a0, f0, newton_tolerance)
         self.log_marginal_likelihood = self.mode.log_marginal_likelihood
         # ∇ log p(y | f̂) = K⁻¹ (f̂ − m) at the mode: the predictive weights
         self.weights = self.mode.d1

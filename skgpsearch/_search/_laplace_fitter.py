@@ -12,7 +12,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from .._engine._laplace import LAPLACE_FTOL, MEAN_BOUNDS, LaplaceObjective, LaplacePosterior
+from .._engine._laplace import EXPLORE_NEWTON_TOL, LAPLACE_FTOL, MEAN_BOUNDS, LaplaceObjective, LaplacePosterior
 from .._engine._likelihoods import OUTLIER_CLIP, Likelihood
 from .._engine._optimizer import PriorObjective, StallRule, optimize_hyperparameters, random_starts
 from ..criteria import HyperPrior
@@ -207,11 +207,14 @@ class LaplaceCandidateFitter(CandidateFitter):
         # start Newton at the mode the optimiser saw (the posterior of a likelihood that is not
         # log-concave can have several modes); optimised on a subset, one Newton iterate from that
         # mode's predictions for every row (on 1000 rows about 2 of 7 factorisations fewer than from f = m)
-        a0, f0 = objective.mode_start(theta), None
+        a0, f0, tolerance = objective.mode_start(theta), None, None
         if X_opt is not X:
             f0 = None if a0 is None else mean + kernel(X, X_opt) @ a0
             a0 = None
-        posterior = LaplacePosterior(kernel, mean, self.likelihood, theta[p + 1 :], X, y, a0=a0, f0=f0)
+            # an evidence that ranks the candidate: a subset's optimum is refitted on all rows if it is a finalist
+            tolerance = EXPLORE_NEWTON_TOL
+        posterior = LaplacePosterior(kernel, mean, self.likelihood, theta[p + 1 :], X, y, a0=a0, f0=f0,
+                                     newton_tolerance=tolerance)
         # latent_start: the Newton start that reproduces this mode when the model is rebuilt
         return posterior, {"warm_state": theta[p:].copy(), "latent_start": posterior.mode.a}
 

@@ -317,6 +317,12 @@ def test_a_posterior_started_at_a_subsets_predictions_is_the_posterior_from_scra
     np.testing.assert_allclose(posteriors[1].mode.f, posteriors[0].mode.f, rtol=0, atol=1e-5)
     assert posteriors[1].log_marginal_likelihood == pytest.approx(posteriors[0].log_marginal_likelihood, abs=1e-7)
     assert counts[1] < counts[0], counts
+    # the explore stage's looser stop, for an evidence that only ranks: fewer factorisations, within 0.01 nats
+    factorisations.clear()
+    ranking = LaplacePosterior(kernel, 0.1, likelihood, np.zeros(0), X, y, f0=predictions,
+                               newton_tolerance=engine.EXPLORE_NEWTON_TOL)
+    assert len(factorisations) < counts[1]
+    assert ranking.log_marginal_likelihood == pytest.approx(posteriors[0].log_marginal_likelihood, abs=0.01)
 
 
 def _separable_posterior(likelihood, n=120, seed=0):
