@@ -211,3 +211,23 @@ def _leaves(kernel):
     if isinstance(kernel, sk.KernelOperator):
         return _leaves(kernel.k1) + _leaves(kernel.k2)
     return [kernel]
+
+
+def test_constructor_arguments_follow_each_summary_through_the_defaults_cache():
+    # the cached defaults are per summary: two data sets give two sets of bounds and initial values, each as
+    # the default rules give them, with carried values clipped into them
+    from skgpsearch.kernels._convert import _base_arguments
+
+    rng = np.random.default_rng(3)
+    summaries = [DataSummary.from_data(scale * rng.normal(size=(60, 2)), rng.normal(size=60)) for scale in (1.0, 50.0)]
+    leaves = [parse("SE(0)"), parse("PER(1)"), parse("LIN(0, 1)"), parse("RQ(1)").with_params({"lengthscale": 1e9})]
+    for summary in summaries * 2:  # the second round reads the cache
+        for leaf in leaves:
+            arguments = _base_arguments(leaf, summary, True)
+            for param, (init, (low, high)) in default_hyperparameters(leaf.name, leaf.columns, summary).items():
+                expected = np.clip(np.asarray(leaf.params.get(param, init), dtype=float), low, high)
+                np.testing.assert_array_equal(np.ravel(arguments[param]), np.ravel(expected))
+                np.testing.assert_array_equal(np.ravel(arguments[param + "_bounds"]),
+                                              np.ravel(np.column_stack([low, high])))
+    first, second = (_base_arguments(parse("SE(0)"), s, True)["lengthscale_bounds"] for s in summaries)
+    assert first != second
