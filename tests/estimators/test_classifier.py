@@ -708,8 +708,11 @@ def test_finalists_are_judged_by_their_calibrated_predictives():
         calibrated[name] = model.loo_log_density().sum()
         held_out[name] = test_log_density(clf)
     # measured: the Laplace predictive's leave-one-out -231.3 and -115.9 (the ARD kernel below the base rate's
-    # -162), calibrated -34.1 and -115.9, the 500 test rows -46.3 and -125.4
-    assert raw["ARD"] < raw["pixels"] - 50
+    # -162), calibrated -34.1 and -115.9, the 500 test rows -46.3 and -125.4. The ARD kernel's amplitude runs
+    # along a flat ridge of the evidence, and where its run ends moves with rounding: with the Newton stop of
+    # 2026-12-05 it ended at an amplitude of 2520 instead of its bound 1e4, 2.5 nats higher, with -143.2, -9.8
+    # and -52.9 for the ARD kernel
+    assert raw["ARD"] < raw["pixels"] - 20
     assert calibrated["ARD"] > calibrated["pixels"] + 40
     assert held_out["ARD"] > held_out["pixels"] + 40
     # the default search, whose select stage compares such finalists, predicts at least about as well as the
