@@ -39,8 +39,8 @@ from scipy.special import logsumexp
 from ._kernel_tree import KernelTree, expand
 from ._linalg import NumericalError, cholesky_inverse, cholesky_lower, jittered_cholesky
 
-__all__ = ["LaplaceObjective", "LaplacePosterior", "EXPLORE_NEWTON_TOL", "LAPLACE_FTOL", "LOO_REFIT_MAX_ROWS", "MEAN_BOUNDS", "binary_mean_bounds",
-           "calibrate_predictive", "predictive_calibration"]
+__all__ = ["LaplaceObjective", "LaplacePosterior", "EXPLORE_NEWTON_TOL", "LAPLACE_FTOL", "LOO_REFIT_MAX_ROWS",
+           "MEAN_BOUNDS", "binary_mean_bounds", "calibrate_predictive", "predictive_calibration"]
 
 #: Bounds of the constant latent mean (a binary problem's are narrower: see binary_mean_bounds).
 MEAN_BOUNDS = (-10.0, 10.0)
@@ -49,11 +49,12 @@ MEAN_BOUNDS = (-10.0, 10.0)
 NEWTON_TOL = 1e-9
 #: Where every W_i ≥ 0, Newton also stops, without taking the step, once the step's predicted gain
 #: ½ ∇Ψ·Δf falls below this: the mode is then the point whose B was just factorised, and that factor
-#: serves the evidence and its gradient (after a step that gained under NEWTON_TOL, the factorisation at
-#: its end is the next iteration's, and Newton stops there whatever it predicts). The evidence depends on the mode to first order (through log|B|), so its error is
-#: about the square root of the gain left, not the gain: on 80 rows (probit and logistic, ten problems) at
-#: most 5e-8 nats with 1e-14, 5e-7 with 1e-12. A depth-2 search of 1000 rows x 35 columns made the same
-#: 5539 evaluations with 12.6 % fewer factorisations (20 719 instead of 23 704) in 9 % less time.
+#: serves the evidence and its gradient (after a step that gained under NEWTON_TOL, the factorisation
+#: at its end is the next iteration's, and Newton stops there whatever it predicts). The evidence
+#: depends on the mode to first order (through log|B|), so its error is about the square root of the
+#: gain left, not the gain: on 80 rows (probit and logistic, ten problems) at most 5e-8 nats with 1e-14,
+#: 5e-7 with 1e-12. A depth-2 search of 1000 rows x 35 columns made the same 5539 evaluations with
+#: 12.6 % fewer factorisations (20 719 instead of 23 704) in 9 % less time.
 NEWTON_PREDICTED_TOL = 1e-14
 #: Newton's stop for an evidence that only ranks candidates: the explore stage's posterior on all rows at
 #: the optimum of a subset (the finalists are refitted). On 104 such posteriors of 1000 rows x 35 columns it

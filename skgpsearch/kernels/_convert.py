@@ -168,8 +168,8 @@ def _base_arguments(leaf, summary, amplitude_free):
 
 
 #: (id of a summary, kind, columns) -> (the summary, its entries): a search turns each leaf of thousands of
-#: start structures into constructor arguments, and the rules behind the defaults took a twentieth of a
-#: search's time (a one-vs-rest digits problem, 500 rows x 64 columns). The summary is kept with its entries
+#: start structures into constructor arguments, and the rules behind the defaults took about a twentieth of
+#: a search's time (a one-vs-rest digits problem, 500 rows x 64 columns). The summary is kept with its entries
 #: so that its id cannot be reused while they are cached.
 _LEAF_DEFAULTS: dict = {}
 LEAF_DEFAULTS_CACHE_SIZE = 4096
