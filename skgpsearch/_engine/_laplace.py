@@ -418,7 +418,7 @@ def find_mode(K, y, mean, likelihood, lik_theta, a0=None, f0=None, tolerance=Non
                 L_K = jittered_cholesky(K)[0]
             step = _whitened_newton_step(L_K, a, d1, -d2)
         if step is None:
-            target, factor = _newton_weights(K, f, mean, d1, np.maximum(-d2, 0.0), work, return_factor=True)
+            target, factor = _newton_weights(K, f, mean, d1, np.maximum(-d2, 0.0), work)
             if target is None:
                 raise NumericalError("Newton step: B is not positive definite")
             step = target - a
@@ -460,25 +460,24 @@ def _iterate_from_latent(K, y, mean, likelihood, lik_theta, f, work=None):
     _, d1, d2, _ = likelihood.derivatives(y, f, lik_theta)
     if np.any(d2 > 0):
         return None
-    a = _newton_weights(K, f, mean, d1, -d2, work)
+    a, _ = _newton_weights(K, f, mean, d1, -d2, work)
     return a if a is not None and np.all(np.isfinite(a)) else None
 
 
-def _newton_weights(K, f, mean, d1, W, work=None, return_factor=False):
-    """The weights a of the Newton iterate from latent values ``f`` with curvature ``W`` ≥ 0 (R&W eq. 3.18).
+def _newton_weights(K, f, mean, d1, W, work=None):
+    """(a, L): the weights a of the Newton iterate from latent values ``f`` with curvature ``W`` ≥ 0
+    (R&W eq. 3.18), and L, the lower Cholesky factor of B (its upper triangle not cleared).
 
     a = b − W^½ B⁻¹ W^½ K b with b = W (f − m) + ∇log p and B = I + W^½ K W^½
-    (factorised in ``work`` when given); None when B is not positive definite.
-    With ``return_factor``: (a, the lower Cholesky factor of B, its upper triangle not cleared).
+    (factorised in ``work`` when given); (None, None) when B is not positive definite.
     """
     sW = np.sqrt(W)
     L, info = cholesky_lower(_b_matrix(K, sW, work), overwrite_a=True, clean=False)
     if info != 0:
-        return (None, None) if return_factor else None
+        return None, None
     b = W * (f - mean) + d1
     c, _ = lapack.dpotrs(L, sW * (K @ b), lower=1)
-    a = b - sW * c
-    return (a, L) if return_factor else a
+    return b - sW * c, L
 
 
 def _whitened_newton_step(L_K, a, d1, W):

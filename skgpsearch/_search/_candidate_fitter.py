@@ -154,6 +154,11 @@ class CandidateFitter:
     def _optimizer_options(self, screen) -> dict:
         raise NotImplementedError
 
+    def _converged_ftol(self, screen) -> float:
+        """L-BFGS-B's tolerance of a run to convergence ("polish", "explore+polish"): the full effort's (the
+        Laplace engine's is looser: its evidence is an approximation)."""
+        return self._optimizer_options(screen).get("ftol", FTOL)
+
     def _warm_start(self, kernel: Kernel, warm_state: Any) -> np.ndarray:
         """The parameter vector of the structure's own values (``kernel.theta``) and the warm state."""
         raise NotImplementedError
@@ -196,9 +201,7 @@ class CandidateFitter:
             X_opt, y_opt = X[rows], y[rows]
         objective, screen = self._objectives(expr, kernel, X_opt, y_opt, rng)
         if self.effort == "polish":
-            # to the full effort's tolerance (the Laplace engine's is looser: its evidence is an approximation)
-            ftol = self._optimizer_options(screen).get("ftol", FTOL)
-            starts, options = [self._warm_start(kernel, warm_state)], {"ftol": ftol}
+            starts, options = [self._warm_start(kernel, warm_state)], {"ftol": self._converged_ftol(screen)}
         else:
             quick = dataclasses.replace(self, effort="explore") if self.effort == EXPLORE_THEN_POLISH else self
             hints = self._own_hints(expr, X, y, hints)
@@ -206,8 +209,8 @@ class CandidateFitter:
             options = quick._optimizer_options(screen)
         maxiter = EXPLORE_MAXITER if self.effort == "explore" else self.maxiter
         if self.effort == EXPLORE_THEN_POLISH:
-            # the best start's run goes on to the full effort's tolerance (self's options are the full effort's)
-            options.update(ftol=self._optimizer_options(screen).get("ftol", FTOL), stall=self.polish_stall)
+            # the best start's run goes on to the full effort's tolerance
+            options.update(ftol=self._converged_ftol(screen), stall=self.polish_stall)
         theta, _, failures = optimize_hyperparameters(objective, starts, maxiter, deadline=self.deadline, **options)
         if theta is None:
             raise NumericalError("; ".join(dict.fromkeys(failures)) or "no start could be optimised")
