@@ -712,7 +712,9 @@ def test_finalists_are_judged_by_their_calibrated_predictives():
     # along a flat ridge of the evidence, and where its run ends moves with rounding: with the Newton stop of
     # 2026-12-05 it ended at an amplitude of 2520 instead of its bound 1e4, 2.5 nats higher, with -143.2, -9.8
     # and -52.9 for the ARD kernel
-    assert raw["ARD"] < raw["pixels"] - 20
+    # (where that run ends varies across machines: assert the ranking and the size of the calibration's gain)
+    assert raw["ARD"] < raw["pixels"]
+    assert calibrated["ARD"] > raw["ARD"] + 100
     assert calibrated["ARD"] > calibrated["pixels"] + 40
     assert held_out["ARD"] > held_out["pixels"] + 40
     # the default search, whose select stage compares such finalists, predicts at least about as well as the
