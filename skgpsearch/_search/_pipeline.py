@@ -368,9 +368,10 @@ class SearchPipeline:
         result = exploration.result
         if result.stop_reason.startswith("time budget"):
             depth = max((level["depth"] for level in result.levels), default=0)
-            warnings.warn(f"The search reached its time budget ({budget:g} s) at depth {depth}: the model is the best "
-                          "structure found by then; raise time_budget to search further.", ConvergenceWarning,
-                          stacklevel=3)
+            # the estimator's time_budget less what fit spent before this search (or this class's share of it)
+            warnings.warn(f"The search reached its time budget at depth {depth} (it had {budget:.3g} s of "
+                          "time_budget when it started): the model is the best structure found by then; raise "
+                          "time_budget to search further.", ConvergenceWarning, stacklevel=3)
         if result.stop_reason in STOPS_WITHOUT_MORE_FITS:
             # a spent budget or an interruption: no more fits, the model is the search's best
             return self.select(model_fitter, exploration, _search_best_only(result, exploration.rows))
