@@ -37,9 +37,10 @@ where a lag node meets a node without that structure (a LIN term, another
 column, the root), and a contraction is first reduced to per-lag sums of g
 there: Σ_{a<b} g_ab f(d_ab) = Σ_u f(d_u) Σ_{ab: d_ab = d_u} g_ab.
 A distance-based leaf whose parent cannot share its lags (one SE per
-column of a table) keeps condensed storage unless its lags are as few as a
-grid's: the gather and the reduction cost about as much as its exponential
-on every pair.
+column of a table, a kernel inside a change operator) keeps condensed
+storage unless its lags are few (``LONE_LEAF_MOST_LAGS``): the gather and
+the reduction cost about as much as its exponential on every pair once the
+per-lag values no longer fit in the processor's cache.
 
 A product of SE kernels (an ARD kernel: one SE per column) is one node,
 :class:`_SquaredExponentialProduct`: exp(−½ Σ_c w_c (x_c − x'_c)²) with w_c
@@ -72,6 +73,14 @@ __all__ = ["KernelTree", "condense", "expand"]
 LAG_SHARE = 0.25
 #: Distances equal to this relative precision (of the largest) share a lag.
 LAG_RESOLUTION = 1e-10
+#: A distance-based leaf whose parent cannot share its lags takes lag storage when it has at most this many
+#: lags, or as many as rows. Measured per evaluation with gradient (one core): RQ(0) * CW(0, PER(0), PER(0))
+#: on the internet series (909 rows, 2925 lags: hours with some missing) 31.9 -> 22.6 ms, temperature's
+#: LIN(0) + CW(0, CP(0, RQ(0), RQ(0)), C) 37.9 -> 25.4 ms, SE(0) + LIN(0) * WN on internet 21.4 -> 19.3 ms;
+#: additive kernels on tables the same or faster (pima 768 x 8 20.2 -> 17.9 ms, breast_cancer 512 x 30
+#: 15.8 -> 14.1 ms). With every column's lags, however many (up to 31 000 on breast_cancer), the table was
+#: slower again (16.3 ms): a gather from a table larger than the cache costs more than the exponential.
+LONE_LEAF_MOST_LAGS = 4096
 #: A product of this many SE kernels or more is one :class:`_SquaredExponentialProduct` node. With
 #: fewer its matrix products cost more than the factors' exponentials: an evaluation and contraction of
 #: SE(0) * SE(1) on 1000 rows took 4.6 ms as one node and 3.4 ms leaf by leaf; 3 factors 5.0 and 5.4 ms,
@@ -317,13 +326,14 @@ class KernelTree:
         columns, so that the node's values may share its leaves' lag storage; else None.
 
         A distance-based leaf among nodes without its lags (one SE per column
-        of a table) takes lag storage only when its lags are at most as many
-        as the rows, as on a grid (a regular series, an integer column):
-        gathering its values and reducing its contractions cost about as
-        much as its exponential on every pair, so only a profile on a few
-        lags saves time. On breast_cancer (512 rows, 30 columns of 1 500 to
-        31 000 distinct distances) an additive kernel's contraction took
-        6.6 ms with lag storage and 4.9 ms without.
+        of a table) takes lag storage only when its lags are few
+        (``LONE_LEAF_MOST_LAGS``, or as many as the rows: a grid, a regular
+        series, an integer column): gathering its values and reducing its
+        contractions cost about as much as its exponential on every pair once
+        the per-lag values outgrow the cache. On breast_cancer (512 rows, 30
+        columns of 1 500 to 31 000 distinct distances) an additive kernel's
+        contraction took 6.6 ms with lag storage on every column and 4.9 ms
+        without.
         """
         if isinstance(node, (sk.Sum, sk.Product)):
             left, right = self._lag_columns(node.k1, columns), self._lag_columns(node.k2, columns)
@@ -550,9 +560,9 @@ def _fast_leaf(kernel, columns, tree, lags_shared=True):
     if spec.profile is not None:
         if kernel.anisotropic:
             return None
-        # alone, lags pay only when they are as few as a grid's: the gather and the reduction cost about as
-        # much as an exponential on every pair
-        lags = tree.lags(columns, most=None if lags_shared else tree.n)
+        # alone, lags pay only when they are few: the gather and the reduction cost about as much as an
+        # exponential on every pair once the lags outgrow the cache
+        lags = tree.lags(columns, most=None if lags_shared else max(tree.n, LONE_LEAF_MOST_LAGS))
         d2 = tree.squared_distances(columns) if lags is None else lags.d2
         return _StationaryLeaf(kernel, spec.profile, d2, tree.n, lags)
     # the kind's facts fix these matrices: s2 everywhere, s2 on the diagonal

@@ -11,6 +11,7 @@ from scipy.optimize import rosen, rosen_der
 from sklearn.gaussian_process import GaussianProcessRegressor
 from sklearn.gaussian_process import kernels as sk
 
+import skgpsearch._engine._kernel_tree as kt
 from skgpsearch._engine._kernel_tree import KernelTree, _PeriodicLeaf
 from skgpsearch._engine._linalg import NumericalError, cholesky_inverse, cholesky_lower, jittered_cholesky
 from skgpsearch._engine._periodogram import dominant_period
@@ -103,19 +104,32 @@ def test_lag_storage_only_where_distances_repeat():
     assert tree.root.lags is None  # the sum mixes columns 0, 1 and 3
 
 
-def test_lag_storage_of_a_leaf_alone_only_for_a_grid():
-    """A distance-based leaf among other columns (one SE per column of a table) takes lag storage only for
-    at most as many lags as rows: gathering its values and reducing its contractions cost about as much as
-    its exponential on every pair."""
+def test_lag_storage_of_a_leaf_alone_only_for_few_lags(monkeypatch):
+    """A distance-based leaf among other columns (one SE per column of a table) or inside a change operator
+    takes lag storage only for at most LONE_LEAF_MOST_LAGS lags (or as many as rows): gathering its values and
+    reducing its contractions cost about as much as its exponential on every pair once they outgrow the
+    cache. Either storage gives the same covariance and contractions."""
     quantised = np.round(GRID_X[:, 3] / 0.02) * 0.02  # continuous values in steps of 0.02: more lags than rows
     X = np.column_stack([GRID_X[:, :3], quantised])
-    tree = KernelTree(to_kernel(parse("SE(1) + SE(3) + SE(0) * PER(0)"), summary=GRID_SUMMARY), X)
-    lone_grid, lone_quantised, se, per = tree.root.leaves()
-    assert isinstance(per, _PeriodicLeaf)
-    assert se.lags is not None and se.lags is per.lags  # the product is on column 0 alone
-    assert lone_grid.lags is not None and lone_grid.lags.m == 4  # values 0-3: a grid of distances 0-3
-    assert 48 < tree.lags((3,)).m <= 48 * 47 // 8  # lags, but too many for a leaf alone
-    assert lone_quantised.lags is None and lone_quantised.d2.shape == (48 * 47 // 2,)
+    kernel = to_kernel(parse("SE(1) + SE(3) + SE(0) * PER(0) + CW(3, RQ(3), C)"), summary=GRID_SUMMARY)
+    kernel.theta = random_theta(kernel, 3)
+    assert 48 < KernelTree(kernel, X).lags((3,)).m <= 48 * 47 // 8  # more lags than rows
+    G = np.random.default_rng(3).normal(size=(48, 48))
+    trees = {}
+    for most in (kt.LONE_LEAF_MOST_LAGS, 10):
+        monkeypatch.setattr(kt, "LONE_LEAF_MOST_LAGS", most)
+        kt._lag_cache.clear()
+        tree = trees[most] = KernelTree(kernel, X)
+        lone_grid, lone_quantised, se, per, rq, _, _ = tree.root.leaves()
+        assert isinstance(per, _PeriodicLeaf)
+        assert se.lags is not None and se.lags is per.lags  # the product is on column 0 alone
+        assert lone_grid.lags is not None and lone_grid.lags.m == 4  # values 0-3: a grid of distances 0-3
+        few = most >= tree.lags((3,)).m
+        assert (lone_quantised.lags is not None) == few and (rq.lags is not None) == few
+        if not few:
+            assert lone_quantised.d2.shape == rq.d2.shape == (48 * 47 // 2,)
+    np.testing.assert_allclose(trees[10].matrix(), trees[kt.LONE_LEAF_MOST_LAGS].matrix(), rtol=1e-12)
+    np.testing.assert_allclose(trees[10].contract(G), trees[kt.LONE_LEAF_MOST_LAGS].contract(G), rtol=1e-9)
     alone = KernelTree(to_kernel(parse("SE(3)"), summary=GRID_SUMMARY), X)
     assert alone.root.lags is not None  # the root gathers once either way
 
