@@ -163,6 +163,14 @@ class RegressionCandidateFitter(CandidateFitter):
             thetas.append(np.append(structure_theta(start.expr, self.summary), log_noise))
         return thetas
 
+    def splits_starts(self, n_rows):
+        """Full effort below ``MIN_SUBSET_SCREEN`` optimisation rows (or without ``screen_starts``): every
+        start runs to convergence on its own."""
+        if self.effort != "full":
+            return False
+        rows = n_rows if self.max_optimize_samples is None else min(n_rows, self.max_optimize_samples)
+        return not self.screen_starts or rows < MIN_SUBSET_SCREEN
+
     # -- the steps of CandidateFitter ------------------------------------------------------
     def _n_parameters(self, expr):
         return expr.n_hyperparameters + 1

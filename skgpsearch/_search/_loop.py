@@ -26,7 +26,7 @@ from joblib import effective_n_jobs
 from sklearn.utils.parallel import Parallel, delayed
 
 from ..grammar import Expr, Grammar
-from ._candidate_fitter import CandidateFitter, with_deadline, with_effort
+from ._candidate_fitter import CandidateFitter, merge_start_shards, start_shards, with_deadline, with_effort
 from ._progress import LevelReport, ProgressCallback
 from ._records import FAILED, OK, SCREENED_OUT, CandidateRecord, ScreenScore, candidate_seed
 
@@ -620,12 +620,15 @@ class ParallelCandidateFits:
                 return
 
     def refine(self, pairs: list[tuple[Candidate, CandidateRecord]]) -> list[CandidateRecord]:
-        """Full-effort refits of explored records, from their fitted values (the candidates' seeds and hints)."""
-        return Parallel(n_jobs=self.n_jobs, prefer=self.prefer)(
-            delayed(self.full_fitter)(record.structure, self.X, self.y, candidate_seed(self.base_seed, c.structure),
-                                      self._warm_state(c), c.hints)
-            for c, record in pairs
+        """Full-effort refits of explored records, from their fitted values (the candidates' seeds and hints);
+        a few refits are split by their starts over the workers (:func:`start_shards`)."""
+        shards = start_shards(self.full_fitter, len(pairs), self.X.shape[0], self.n_jobs)
+        refits = Parallel(n_jobs=self.n_jobs, prefer=self.prefer)(
+            delayed(shard)(record.structure, self.X, self.y, candidate_seed(self.base_seed, c.structure),
+                           self._warm_state(c), c.hints)
+            for c, record in pairs for shard in shards
         )
+        return [merge_start_shards(refits[i: i + len(shards)]) for i in range(0, len(refits), len(shards))]
 
     def hint(self, parent: CandidateRecord | None) -> object:
         return self.fitter.start_hints(parent, self.X, self.y, self.period_columns, self.change_columns)

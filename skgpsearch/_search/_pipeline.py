@@ -113,7 +113,7 @@ from sklearn.utils.parallel import Parallel, delayed
 from .._engine._linalg import NumericalError
 from ..criteria import SelectionCriterion
 from ..grammar import Expr, Grammar
-from ._candidate_fitter import CandidateFitter, with_deadline, with_effort
+from ._candidate_fitter import CandidateFitter, merge_start_shards, start_shards, with_deadline, with_effort
 from ._loop import (FULL_EFFORT_COST, SearchResult, SearchSettings, deadline_batches, expected_fit_seconds,
                     fit_times, merge_full_effort_refit, parallel_rounds, run_search)
 from ._progress import ProgressCallback, cost_text
@@ -483,8 +483,12 @@ class SearchPipeline:
         it is, and so is one the time budget leaves no time for.
         """
         explored = [r for r in records if r.effort != "full"]
-        refits = self._fit_in_parallel([(fitter, (r.structure, X, y, candidate_seed(seed, r.structure), r.warm_state))
-                                        for r in explored], [fit_cost(r.structure) for r in explored])
+        # few refits are split by their starts over the workers, so that none waits for the longest
+        shards = start_shards(fitter, len(explored), X.shape[0], self.settings.n_jobs)
+        refits = self._fit_in_parallel(
+            [(shard, (r.structure, X, y, candidate_seed(seed, r.structure), r.warm_state))
+             for r in explored for shard in shards], [fit_cost(r.structure) for r in explored for _ in shards])
+        refits = [merge_start_shards(refits[i: i + len(shards)]) for i in range(0, len(refits), len(shards))]
         refined = {}
         for record, refit in zip(explored, refits):
             if refit is None:
