@@ -203,6 +203,13 @@ EXPLORE_EFFORT = "explore"
 ONE_COLUMN_EXPLORE_EFFORT = "screened"
 REFINE_PER_LEVEL = 2
 SCREENED_FULL_EFFORT_FINALISTS = 2
+#: ... and every other finalist within this many nats of the best criterion: the explore stage's screened fits
+#: cannot tell them apart. On births (benchmarks/extrapolation.py) three structures ended depth 3 within 0.4 nats;
+#: the one of them that gains 17 nats from full effort, SE + PER + PER, was second by 0.09 nats, and a change of
+#: rounding (a faster triangular inverse, benchmarks/results/triangular_inverse.txt) made it third: it kept its
+#: screened fit and the search chose SE + SE * PER (RMSE 32.4 instead of 24.6). With all three refitted it chose
+#: SE + PER + PER (+ LIN) under either rounding (24.6, 24.5), for 15 s more; no other of the 11 series had such a tie.
+FULL_EFFORT_TIE = 1.0
 #: The rules of the select stage (see the module docstring).
 SELECTIONS = ("criterion", "loo", "stacking", "forecast")
 #: Stop reasons of the explore stage after which no finalist is fitted: the user's bounds hold. (A time budget
@@ -549,7 +556,11 @@ class SearchPipeline:
                                    len(result.records))
             chosen.sort(key=lambda r: -r.criterion)
         # finalists get full effort: those the explore stage fitted cheaply are fitted again from their values
-        n_full = SCREENED_FULL_EFFORT_FINALISTS if self.settings.explore_effort == "screened" else len(chosen)
+        n_full = len(chosen)
+        if self.settings.explore_effort == "screened":
+            # the best few, and every finalist the explore stage could not tell from the best
+            tied = sum(r.criterion >= chosen[0].criterion - FULL_EFFORT_TIE for r in chosen)
+            n_full = max(SCREENED_FULL_EFFORT_FINALISTS, tied)
         n_full = self._affordable_full_effort(chosen, n_full, result)
         chosen = self._full_effort(model_fitter.candidate_fitter, result, chosen[:n_full], X, y, seed) + chosen[n_full:]
         if self.settings.selection == "forecast":

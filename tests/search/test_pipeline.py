@@ -768,6 +768,23 @@ def test_after_a_screened_exploration_only_the_best_finalists_are_refitted_with_
                                                                                              - n_full)
 
 
+def test_after_a_screened_exploration_finalists_tied_with_the_best_are_refitted_too(monkeypatch):
+    """Finalists within FULL_EFFORT_TIE nats of the best criterion get full effort beyond the best few: the
+    screened fits cannot tell them apart, and which of them full effort lifts is unknown."""
+    import skgpsearch._search._candidate_fitter as candidate_fitter_module
+
+    monkeypatch.setattr(candidate_fitter_module, "SCREENED_FROM_ROWS", 10)
+    monkeypatch.setattr(_TableFitter, "full_effort_screens_from", 1000, raising=False)
+    values = {"SE(0)": 3.0, "SE(1)": 2.8, "SE(2)": 2.6}  # the same size: criteria 0.2 and 0.4 nats apart
+    model_fitter = _TableModelFitter(40, lambda text, rows: values.get(text, -float(len(text))))
+    outcome = _pipeline(explore_effort="screened", selection="loo").run(model_fitter, GRAMMAR, BIC(), seed=0)
+    refitted = {text for name, text, _, _ in model_fitter.calls if name == "explore"}
+    assert pipeline_module.SCREENED_FULL_EFFORT_FINALISTS < 3 and pipeline_module.FULL_EFFORT_TIE > 0.4
+    assert refitted == {"SE(0)", "SE(1)", "SE(2)"}
+    best = max(r.criterion for r in outcome.finalists)
+    assert all(r.effort == "full" for r in outcome.finalists if r.criterion >= best - pipeline_module.FULL_EFFORT_TIE)
+
+
 @pytest.mark.slow
 def test_a_screened_series_search_gives_its_best_structures_full_effort(monkeypatch):
     import skgpsearch._search._candidate_fitter as candidate_fitter_module
