@@ -22,8 +22,9 @@ from ._diagnostics import diagnose
 from ._records import FAILED, CandidateRecord, ScreenScore, criterion_value, run_candidate
 from ._starts import StartHints
 
-__all__ = ["CandidateFitter", "EXPLORE_FTOL", "merge_start_shards", "start_shards", "EXPLORE_MAXITER", "EXPLORE_SCREEN_MAXITER", "EXPLORE_SUBSET_FROM_ROWS",
-           "EXPLORE_SUBSET_ROWS", "EXPLORE_THEN_POLISH", "SCREENED_FROM_ROWS", "with_deadline", "with_effort"]
+__all__ = ["CandidateFitter", "EXPLORE_FTOL", "EXPLORE_MAXITER", "EXPLORE_SCREEN_MAXITER", "EXPLORE_SUBSET_FROM_ROWS",
+           "EXPLORE_SUBSET_ROWS", "EXPLORE_THEN_POLISH", "SCREENED_FROM_ROWS", "START_SHARDS_BELOW",
+           "merge_start_shards", "start_shards", "with_deadline", "with_effort"]
 
 #: The explore effort: every selected start runs EXPLORE_SCREEN_MAXITER L-BFGS iterations, and the best one
 #: at most EXPLORE_MAXITER more to a loose tolerance (the finalists are then fitted with full effort).
@@ -263,7 +264,6 @@ class CandidateFitter:
             record.diagnostics = diagnose(kernel, X, self._noise(fields))
             self._check_fitted(record, X)
         return record
-
 
     def _shard_of(self, starts, options):
         """This shard's starts: every ``count``-th from ``index``. Starts that a screen ranks against each
