@@ -302,11 +302,15 @@ def start_shards(fitter: Any, n_fits: int, n_rows: int, n_jobs: int | None) -> l
     return [dataclasses.replace(fitter, start_shard=(i, workers)) for i in range(workers)]
 
 
-def merge_start_shards(records: list[CandidateRecord | None]) -> CandidateRecord | None:
-    """One fit's record from its start shards' (see ``CandidateFitter.start_shard``), in shard order: the
-    shard whose optimum has the highest log evidence (the unsplit fit keeps its best start too), with the
-    evaluations and time of every shard. An empty shard's record is None; the first shard always has one
-    (None only where the time budget left a shard out)."""
+def merge_start_shards(records: list[CandidateRecord | None], n_shards: int) -> list[CandidateRecord | None]:
+    """One record per fit from the records of its start shards (see ``CandidateFitter.start_shard``), which
+    come as consecutive runs of ``n_shards`` in shard order: the shard whose optimum has the highest log
+    evidence (the unsplit fit keeps its best start too), with the evaluations and time of every shard. An empty
+    shard's record is None; the first shard always has one (None only where the time budget left it out)."""
+    return [_merged(records[i: i + n_shards]) for i in range(0, len(records), n_shards)]
+
+
+def _merged(records):
     fitted = [record for record in records if record is not None]
     if len(records) == 1 or not fitted:
         return records[0]

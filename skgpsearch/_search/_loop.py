@@ -628,7 +628,7 @@ class ParallelCandidateFits:
                            self._warm_state(c), c.hints)
             for c, record in pairs for shard in shards
         )
-        return [merge_start_shards(refits[i: i + len(shards)]) for i in range(0, len(refits), len(shards))]
+        return merge_start_shards(refits, len(shards))
 
     def hint(self, parent: CandidateRecord | None) -> object:
         return self.fitter.start_hints(parent, self.X, self.y, self.period_columns, self.change_columns)

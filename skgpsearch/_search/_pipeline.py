@@ -495,7 +495,7 @@ class SearchPipeline:
         refits = self._fit_in_parallel(
             [(shard, (r.structure, X, y, candidate_seed(seed, r.structure), r.warm_state))
              for r in explored for shard in shards], [fit_cost(r.structure) for r in explored for _ in shards])
-        refits = [merge_start_shards(refits[i: i + len(shards)]) for i in range(0, len(refits), len(shards))]
+        refits = merge_start_shards(refits, len(shards))
         refined = {}
         for record, refit in zip(explored, refits):
             if refit is None:

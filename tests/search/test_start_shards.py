@@ -32,7 +32,7 @@ def test_shards_merge_to_the_unsplit_fit(count):
     whole = _fitter()(STRUCTURE, X, Y, seed=7)
     shards = [_fitter(start_shard=(i, count))(STRUCTURE, X, Y, seed=7) for i in range(count)]
     assert all(shard is not None and shard.ok for shard in shards)
-    merged = merge_start_shards(shards)
+    [merged] = merge_start_shards(shards, count)
     np.testing.assert_array_equal(merged.theta, whole.theta)
     assert merged.log_marginal_likelihood == whole.log_marginal_likelihood
     assert merged.criterion == whole.criterion and merged.structure == whole.structure
@@ -47,7 +47,7 @@ def test_a_shard_beyond_the_starts_is_empty_and_merging_skips_it():
     whole = polish(STRUCTURE, X, Y, seed=1)
     first, second = (dataclasses.replace(polish, start_shard=(i, 2))(STRUCTURE, X, Y, seed=1) for i in range(2))
     assert second is None
-    merged = merge_start_shards([first, second])
+    [merged] = merge_start_shards([first, second], 2)
     np.testing.assert_array_equal(merged.theta, whole.theta)
 
 
