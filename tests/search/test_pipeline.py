@@ -750,6 +750,26 @@ def test_the_screened_effort_applies_to_series_between_its_threshold_and_the_ful
         LaplaceCandidateFitter.full_effort_screens_from <= SCREENED_FROM_ROWS
 
 
+def test_a_forecast_refit_is_screened_whenever_the_series_search_was():
+    from skgpsearch._search._candidate_fitter import SCREENED_FROM_ROWS
+    from skgpsearch._search._pipeline import FORECAST_FRACTION
+    from skgpsearch._search._regression import RegressionModelFitter, RegressionOptions, forecast_split
+
+    rng = np.random.default_rng(0)
+    for n_rows, effort in [(SCREENED_FROM_ROWS + 20, "screened"), (SCREENED_FROM_ROWS - 50, "full")]:
+        X = np.arange(float(n_rows))[:, np.newaxis]
+        y = np.sin(2 * np.pi * X[:, 0] / 12) + 0.01 * X[:, 0] + 0.1 * rng.normal(size=n_rows)
+        model_fitter = RegressionModelFitter(RegressionOptions(), X, y, BIC())
+        record = model_fitter.candidate_fitter(parse("SE(0)"), X, model_fitter.y, seed=0)
+        densities, refitted = model_fitter.forecast_log_density(record, FORECAST_FRACTION, seed=0)
+        # the earlier rows of the longer series are fewer than SCREENED_FROM_ROWS: screened all the same
+        assert refitted.ok and refitted.effort == effort
+        # one finite density per held-out row
+        earlier, later = forecast_split(X[:, 0], FORECAST_FRACTION)
+        assert earlier.size < SCREENED_FROM_ROWS and densities.shape == later.shape
+        assert np.all(np.isfinite(densities))
+
+
 def test_after_a_screened_exploration_only_the_best_finalists_are_refitted_with_full_effort(monkeypatch):
     import skgpsearch._search._candidate_fitter as candidate_fitter_module
 
