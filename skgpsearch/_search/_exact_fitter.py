@@ -33,7 +33,11 @@ __all__ = ["RegressionCandidateFitter", "regression_start_hints"]
 #: The explore effort's starts: "few" (the nested start and the best of each ranking) or "all" (those of the
 #: full effort, each run EXPLORE_SCREEN_MAXITER iterations, the best then to convergence).
 EXPLORE_STARTS = "few"
-#: Rows and L-BFGS iterations of the cheap screen of candidates.
+#: Rows and L-BFGS iterations of the cheap screen of candidates; for a series' "screened" effort at most half its
+#: rows, as its starts are screened on at most half (measured 2026-12-05: benchmarks/bench_search.py's 300 months
+#: 14.1 -> 12.9 s, the same structure and BIC; solar, mauna, sulphuric, unemployment, sunspots and co2, the
+#: series of 300-499 rows measured, the same structures and forecasts; from 500 rows on nothing changes). Runs of
+#: the series instead of a random subset lost wages' forecast (benchmarks/results/screened_levels_cheaper.txt).
 SCREEN_CANDIDATE_ROWS = 250
 SCREEN_CANDIDATE_MAXITER = 10
 #: Successive halving of a candidate's starts from MIN_SUBSET_SCREEN rows on: SCREEN_MAXITER
@@ -118,11 +122,12 @@ class RegressionCandidateFitter(CandidateFitter):
         """A cheap score of the candidate, to rank the siblings of a large level.
 
         The log likelihood on a random subset of ``SCREEN_CANDIDATE_ROWS`` rows
-        after ``SCREEN_CANDIDATE_MAXITER`` L-BFGS iterations from the two best
+        (for the "screened" effort at most half the rows) after
+        ``SCREEN_CANDIDATE_MAXITER`` L-BFGS iterations from the two best
         starts of the pool, minus the BIC penalty ½ k log(rows); ``-inf`` when
         no start is positive definite.
         """
-        rows = _screen_rows(X.shape[0], seed)
+        rows = self._candidate_screen_rows(X.shape[0], seed)
         noise_init = self.default_noise() if noise_init is None else noise_init
         with single_threaded_blas():
             objective = RegressionObjective(to_kernel(expr, summary=self.summary), X[rows], y[rows], self.noise_bounds)
@@ -147,12 +152,17 @@ class RegressionCandidateFitter(CandidateFitter):
         pool = [start for start in start_pool(expr, self.summary, hints) if start.kind != "cold"]
         if not pool:
             return None
-        rows = _screen_rows(X.shape[0], seed)
+        rows = self._candidate_screen_rows(X.shape[0], seed)
         noise_init = self.default_noise() if noise_init is None else noise_init
         with single_threaded_blas():
             objective = RegressionObjective(to_kernel(expr, summary=self.summary), X[rows], y[rows], self.noise_bounds)
             _, values, _ = profile_starts(objective, self._pool_thetas(pool, noise_init))
         return _penalised(max(values), objective, rows.size)
+
+    def _candidate_screen_rows(self, n_rows: int, seed: int) -> np.ndarray:
+        """The rows of :meth:`screen` and :meth:`prescreen` (see ``SCREEN_CANDIDATE_ROWS``)."""
+        size = SCREEN_CANDIDATE_ROWS if self.effort != "screened" else min(SCREEN_CANDIDATE_ROWS, n_rows // 2)
+        return _screen_rows(n_rows, seed, size)
 
     def _pool_thetas(self, pool, noise_init):
         """Parameter vectors [kernel theta, log noise] of the pool's starts."""
@@ -295,10 +305,10 @@ def series_blocks(x: np.ndarray, size: int) -> np.ndarray:
     return np.sort(order[(firsts[:, np.newaxis] + np.arange(run)).ravel()])
 
 
-def _screen_rows(n: int, seed: int) -> np.ndarray:
-    """The rows a candidate's screening scores are computed on: a random subset of ``SCREEN_CANDIDATE_ROWS``."""
+def _screen_rows(n: int, seed: int, size: int = SCREEN_CANDIDATE_ROWS) -> np.ndarray:
+    """The rows a candidate's screening scores are computed on: a random subset of ``size`` rows."""
     rng = np.random.default_rng(seed)
-    return np.sort(rng.choice(n, size=min(n, SCREEN_CANDIDATE_ROWS), replace=False))
+    return np.sort(rng.choice(n, size=min(n, size), replace=False))
 
 
 def _penalised(value: float, objective: RegressionObjective, n_rows: int) -> ScreenScore:

@@ -1,5 +1,6 @@
 """The fitters' screening scores: the cheap score and the cheaper prescreen that cuts very large levels."""
 
+import dataclasses
 import math
 
 import numpy as np
@@ -52,6 +53,27 @@ def test_regression_prescreen_is_the_best_start_next_to_the_parent_and_below_the
             kernel = to_kernel(start.expr, summary=SUMMARY) + WhiteKernel(parent.warm_state * start.noise_factor)
             gp = GaussianProcessRegressor(kernel, optimizer=None, normalize_y=False).fit(X[rows], Y_REGRESSION[rows])
             assert pre.score >= gp.log_marginal_likelihood_value_ - penalty - 1e-6
+
+
+def test_a_series_screened_effort_scores_candidates_on_at_most_half_its_rows():
+    fitter = RegressionCandidateFitter(summary=SUMMARY, criterion=get_criterion("bic"))
+    parent, hints, children = _children_of_fitted(fitter, Y_REGRESSION)
+    screened = dataclasses.replace(fitter, effort="screened")
+    for seed, child in enumerate(children[:2]):
+        for candidate_fitter, size in [(fitter, SCREEN_CANDIDATE_ROWS), (screened, 150)]:
+            cheap = candidate_fitter.screen(child, X, Y_REGRESSION, seed, parent.warm_state, hints)
+            pre = candidate_fitter.prescreen(child, X, Y_REGRESSION, seed, parent.warm_state, hints)
+            # every evaluation of both scores saw ``size`` of the 300 rows
+            assert cheap.evaluated_rows == size * cheap.n_evaluations > 0
+            assert pre.evaluated_rows == size * pre.n_evaluations > 0
+            # the prescreen is the best start next to the parent on those rows, minus the BIC penalty
+            rows = np.sort(np.random.default_rng(seed).choice(300, size, replace=False))
+            penalty = 0.5 * (child.n_hyperparameters + 1) * math.log(size)
+            kernels = [to_kernel(s.expr, summary=SUMMARY) + WhiteKernel(parent.warm_state * s.noise_factor)
+                       for s in start_pool(child, SUMMARY, hints) if s.kind != "cold"]
+            best = max(GaussianProcessRegressor(kernel, optimizer=None).fit(X[rows], Y_REGRESSION[rows])
+                       .log_marginal_likelihood_value_ for kernel in kernels)
+            assert pre.score >= best - penalty - 1e-6
 
 
 def test_classification_prescreen_scores_the_starts_next_to_the_parent_on_the_rows_the_fit_uses():
