@@ -250,7 +250,7 @@ class RegressionModelFitter:
         the 11 extrapolation series, every series selected a structure with the same forecast as with the
         full effort, and the refits took 2-3x less time; on the first 300 months of Mauna Loa
         (``benchmarks/bench_search.py``), whose earlier 255 rows were refitted with the full effort until
-        2026-12-05, the fit took 14.6 s instead of 17.3 s. Densities are in the target's units.
+        2026-12-05, the fit took 14.1 s instead of 16.4 s on 2 jobs. Densities are in the target's units.
 
         A one-start polish from the finalist's own values, which would judge the very model the select
         stage keeps, was measured too (``benchmarks/results/forecast_judge_polish.txt``): 9-15 % fewer
