@@ -257,6 +257,7 @@ class RegressionModelFitter:
         likelihood evaluations, but mauna's and unemployment's forecasts were worse and none better.
         """
         earlier, later = forecast_split(self.X[:, 0], fraction)
+        # the effort of a fit on the earlier rows, counted as at least SCREENED_FROM_ROWS where the whole series is
         rows = earlier.size if self.X.shape[0] < SCREENED_FROM_ROWS else max(earlier.size, SCREENED_FROM_ROWS)
         fitter = with_effort(dataclasses.replace(self._exact, n_restarts=0), "screened", rows)
         with single_threaded_blas():
