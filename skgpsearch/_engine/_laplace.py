@@ -36,7 +36,7 @@ from scipy.linalg import lapack, solve_triangular
 from scipy.optimize import minimize_scalar
 from scipy.special import logsumexp
 
-from ._kernel_tree import KernelTree, expand
+from ._kernel_tree import KernelTree, expand, kernel_matrix
 from ._linalg import NumericalError, cholesky_inverse, cholesky_lower, jittered_cholesky
 
 __all__ = ["LaplaceObjective", "LaplacePosterior", "EXPLORE_NEWTON_TOL", "LAPLACE_FTOL", "LOO_REFIT_MAX_ROWS",
@@ -528,7 +528,7 @@ class LaplacePosterior:
         self.lik_theta = np.asarray(lik_theta, dtype=float)
         self.X = np.asarray(X, dtype=float)
         y = np.asarray(y, dtype=float)
-        K = kernel(self.X)
+        K = kernel_matrix(kernel, self.X)
         self.mode = find_mode(K, y, self.mean, likelihood, self.lik_theta, a0, f0, newton_tolerance)
         self.log_marginal_likelihood = self.mode.log_marginal_likelihood
         # ∇ log p(y | f̂) = K⁻¹ (f̂ − m) at the mode: the predictive weights
@@ -617,7 +617,7 @@ class LaplacePosterior:
         cached = self._loo_cache
         if cached is not None and np.array_equal(cached[0], y):
             return cached[1], cached[2]
-        K = self.kernel(self.X)
+        K = kernel_matrix(self.kernel, self.X)
         mean, variance, proper = self._cavities(K)
         if not np.all(proper):
             mean, variance = (self._refitted_loo_moments(K, y) if y.shape[0] <= LOO_REFIT_MAX_ROWS

@@ -128,6 +128,9 @@ class RegressionModelFitter:
     #: Stacking discounts the finalists' leave-one-out densities by their hyperparameters' optimism
     #: (_pipeline.LOO_OPTIMISM_PER_HYPERPARAMETER, where it is measured).
     discounts_loo_optimism = True
+    #: Every depth's best is a finalist: stacking weighs in far worse structures that complement the best
+    #: (see _pipeline.HOPELESS_FINALIST_GAP).
+    hopeless_finalist_gap = None
 
     @property
     def explore_effort(self) -> str:

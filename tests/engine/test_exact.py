@@ -134,6 +134,55 @@ def test_lag_storage_of_a_leaf_alone_only_for_few_lags(monkeypatch):
     assert alone.root.lags is not None  # the root gathers once either way
 
 
+def test_lag_detection_with_a_bound_decides_as_counting_every_pair_would():
+    """With a bound on the lags, the distinct distances of the first pairs often say "too many" at once (a
+    continuous column); where they do not (rows that repeat one value first), every pair is counted. Either
+    way lags come back exactly when the distinct distances of all pairs, counted here, are few enough."""
+    rng = np.random.default_rng(5)
+    n = 300
+    columns = {
+        "continuous": rng.normal(size=n),
+        "grid": np.arange(n) % 40 / 7.0,
+        "repeated first": np.concatenate([np.zeros(200), rng.normal(size=n - 200)]),
+    }
+    for name, column in columns.items():
+        d2 = (column[:, None] - column[None, :])[np.triu_indices(n, 1)] ** 2
+        distinct = np.unique(np.round(d2 / (2 * kt.LAG_RESOLUTION * d2.max()))).size
+        for most in (None, 30, 39, 40, 1000, 5000):
+            limit = kt.LAG_SHARE * d2.size if most is None else min(kt.LAG_SHARE * d2.size, most)
+            lags, count = kt.Lags.from_squared_distances(d2, most)
+            assert (lags is not None) == (distinct <= limit), (name, most)
+            assert count <= distinct and (lags is None or lags.m == distinct == count)
+            if lags is None:
+                assert count > limit
+    # two trees on the continuous column: a lone leaf's bound does not stop a shared one from detecting
+    X = np.column_stack([columns["grid"], columns["continuous"]])
+    kt._lag_cache.clear()
+    summary = DataSummary.from_data(X, rng.normal(size=n))
+    lone = KernelTree(to_kernel(parse("SE(0) + SE(1)"), summary=summary), X)
+    assert lone.lags((0,), most=39) is None and lone.lags((0,), most=40).m == 40
+    assert lone.lags((1,), most=100) is None and lone.lags((1,)) is None
+
+
+@settings(max_examples=40, deadline=None)
+@given(expressions(max_leaves=6), st.integers(0, 1000))
+def test_kernel_matrix_is_the_kernels_own_matrix(expr, seed):
+    """``kernel_matrix`` takes the tree's fused SE products where a structure has them, with the same values."""
+    kernel = to_kernel(expr, summary=GRID_SUMMARY)
+    kernel.theta = random_theta(kernel, seed)
+    np.testing.assert_allclose(kt.kernel_matrix(kernel, GRID_X), kernel(GRID_X), rtol=1e-10, atol=1e-12)
+
+
+def test_kernel_matrix_uses_the_tree_only_for_a_product_of_se_kernels(monkeypatch):
+    built = []
+    monkeypatch.setattr(kt.KernelTree, "matrix", lambda self: built.append(self) or self.kernel(self.X))
+    for text, fused in [("SE(0) * SE(1) * SE(3)", True), ("RQ(1) + CP(0, SE(0) * SE(1) * SE(3), C)", True),
+                        ("SE(0) * SE(1)", False), ("SE(0) + SE(1) + SE(3)", False), ("SE(0) * SE(1) * PER(0)", False)]:
+        built.clear()
+        kt.kernel_matrix(to_kernel(parse(text), summary=GRID_SUMMARY), GRID_X)
+        assert bool(built) == fused, text
+
+
 def test_trees_on_equal_data_share_one_lag_detection_and_it_is_read_only():
     """Trees of other candidates on a copy of the rows reuse the detection; other rows get their own."""
     first = KernelTree(to_kernel(parse("SE(0) + RQ(1)"), summary=GRID_SUMMARY), GRID_X)

@@ -91,6 +91,7 @@ class _TableModelFitter:
     has_loo = True
     discounts_loo_optimism = False
     cross_validates = False
+    hopeless_finalist_gap = None
 
     @property
     def baseline_margin_se(self):
@@ -975,3 +976,22 @@ def test_every_likelihood_evaluation_of_a_search_is_charged_to_a_record(monkeypa
     assert sum(results["evaluated_rows"]) == count["rows"]
     stages = [note for note in notes if isinstance(note, str) and note.startswith("finalists and selection:")]
     assert len(stages) == 1 and f"the whole search {count['n']} likelihood evaluations" in stages[0]
+
+
+@pytest.mark.parametrize("gain", [10.0, 30.0])
+def test_a_finalist_far_behind_the_searchs_best_is_not_refitted_for_a_held_out_selection(gain):
+    """For a model fitter with a ``hopeless_finalist_gap`` (the classifier's), the best of an early depth,
+    ``gain`` nats behind the search's best, is a finalist (polished on all rows, judged by leave-one-out) only
+    within that gap; a far worse fit does not win on held-out rows. Without one (the regressor), it is."""
+    values = {"SE(0)": 0.0, "SE(0) + SE(1)": gain}
+    model_fitter = _TableModelFitter(40, lambda text, rows: values.get(text, -50.0 - len(text)), final=False)
+    model_fitter.hopeless_finalist_gap = pipeline_module.HOPELESS_FINALIST_GAP  # the classifier's
+    outcome = _pipeline(selection="loo").run(model_fitter, GRAMMAR, BIC(), seed=0)
+    within = gain <= pipeline_module.HOPELESS_FINALIST_GAP
+    assert {str(r.structure) for r in outcome.finalists} == ({"SE(0) + SE(1)", "SE(0)"} if within else {"SE(0) + SE(1)"})
+    polished = {text for name, text, _, _ in model_fitter.calls if name == "refit/polish"}
+    assert polished == {str(r.structure) for r in outcome.finalists}
+    assert "SE(0)" in {str(r.structure) for r in outcome.search.records}  # the search's records keep every fit
+    model_fitter = _TableModelFitter(40, lambda text, rows: values.get(text, -50.0 - len(text)), final=False)
+    outcome = _pipeline(selection="loo").run(model_fitter, GRAMMAR, BIC(), seed=0)
+    assert {"SE(0) + SE(1)", "SE(0)"} <= {str(r.structure) for r in outcome.finalists}
