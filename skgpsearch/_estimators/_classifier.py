@@ -165,8 +165,8 @@ class CompositionalGPClassifier(StructureSearchMixin, ClassifierMixin, BaseEstim
         ``describe`` keep the chosen model.
     selection : {"auto", "criterion", "loo", "stacking"}, default="auto"
         How each binary problem's final model is chosen among its finalists
-        (the search's best structures, the best of each depth and the
-        baselines): by the search ``criterion``; by the approximate
+        (the search's best structures, the best of each depth within 20 nats
+        of the criterion's best, and the baselines): by the search ``criterion``; by the approximate
         leave-one-out log predictive probability of the labels at the fitted
         hyperparameters (``"loo"``, from the Laplace posterior's cavities,
         Vehtari et al. 2016, under each finalist's calibrated predictive, see
