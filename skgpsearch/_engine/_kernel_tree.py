@@ -241,21 +241,24 @@ def kernel_matrix(kernel, X):
 
 def _has_squared_exponential_product(node):
     """Whether a kernel tree of ``node`` holds a :class:`_SquaredExponentialProduct` node."""
-    if isinstance(node, sk.Product) and (_squared_exponential_factor_count(node) or 0) >= SE_PRODUCT_NODE_FROM:
+    if isinstance(node, sk.Product) and len(_squared_exponential_leaves(node, None) or ()) >= SE_PRODUCT_NODE_FROM:
         return True
     if isinstance(node, (sk.Sum, sk.Product, _ChangeOperator)):
         return _has_squared_exponential_product(node.k1) or _has_squared_exponential_product(node.k2)
     return False
 
 
-def _squared_exponential_factor_count(node):
-    """How many isotropic SE kernels ``node`` multiplies, or None when it is not such a product."""
+def _squared_exponential_leaves(node, columns):
+    """``[(leaf node, its SE kernel, its columns of X or None for all)]`` of a product of isotropic SE kernels,
+    in theta order; None for any other node."""
     if isinstance(node, sk.Product):
-        left = _squared_exponential_factor_count(node.k1)
-        right = None if left is None else _squared_exponential_factor_count(node.k2)
+        left = _squared_exponential_leaves(node.k1, columns)
+        right = None if left is None else _squared_exponential_leaves(node.k2, columns)
         return None if right is None else left + right
-    kernel, _ = KernelTree._catalogue_leaf(node, None)
-    return 1 if isinstance(kernel, SquaredExponential) and not kernel.anisotropic else None
+    kernel, cols = KernelTree._catalogue_leaf(node, columns)
+    if not isinstance(kernel, SquaredExponential) or kernel.anisotropic:
+        return None
+    return [(node, kernel, cols)]
 
 
 class KernelTree:
@@ -356,17 +359,16 @@ class KernelTree:
 
     def _squared_exponential_factors(self, node, columns):
         """The factors of a product of isotropic SE kernels, in theta order, or None for any other node."""
-        if isinstance(node, sk.Product):
-            left = self._squared_exponential_factors(node.k1, columns)
-            right = None if left is None else self._squared_exponential_factors(node.k2, columns)
-            return None if right is None else left + right
-        kernel, cols = self._catalogue_leaf(node, columns)
-        if not isinstance(kernel, SquaredExponential) or kernel.anisotropic:
+        leaves = _squared_exponential_leaves(node, columns)
+        if leaves is None:
             return None
-        cols = tuple(range(self.X.shape[1])) if cols is None else cols
-        if max(cols) >= self.X.shape[1]:
-            node(self.X[:1])  # raises the explanatory ValueError
-        return [_SquaredExponentialFactor(kernel, cols, self.n)]
+        factors = []
+        for leaf, kernel, cols in leaves:
+            cols = tuple(range(self.X.shape[1])) if cols is None else cols
+            if max(cols) >= self.X.shape[1]:
+                leaf(self.X[:1])  # raises the explanatory ValueError
+            factors.append(_SquaredExponentialFactor(kernel, cols, self.n))
+        return factors
 
     @staticmethod
     def _catalogue_leaf(node, columns):
