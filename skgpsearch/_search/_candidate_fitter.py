@@ -24,7 +24,8 @@ from ._starts import StartHints
 
 __all__ = ["CandidateFitter", "EXPLORE_FTOL", "EXPLORE_MAXITER", "EXPLORE_SCREEN_MAXITER", "EXPLORE_SUBSET_FROM_ROWS",
            "EXPLORE_SUBSET_ROWS", "EXPLORE_THEN_POLISH", "SCREENED_FROM_ROWS", "START_SHARDS_BELOW",
-           "merge_start_shards", "start_shards", "with_deadline", "with_effort"]
+           "SUBSET_FULL_EFFORT", "full_effort_on_subset", "merge_start_shards", "start_shards", "with_deadline",
+           "with_effort"]
 
 #: The explore effort: every selected start runs EXPLORE_SCREEN_MAXITER L-BFGS iterations, and the best one
 #: at most EXPLORE_MAXITER more to a loose tolerance (the finalists are then fitted with full effort).
@@ -59,6 +60,10 @@ SCREENED_FROM_ROWS = 300
 #: tolerance and started again, without its curvature pairs and evaluating its start twice: on
 #: benchmarks/tabular.py 4-13 % less time a fold, every error, SMSE and MSLL the same (to 3 decimals).
 EXPLORE_THEN_POLISH = "explore+polish"
+#: The effort of a record fitted with full effort on a random subset of ``full_effort_max_rows`` rows (its
+#: criterion on every row): the explore stage's refits of each depth's best on large data. The finalists
+#: stage polishes such a record on all rows (see full_effort_on_subset).
+SUBSET_FULL_EFFORT = "full on a subset"
 
 
 @dataclass
@@ -100,6 +105,9 @@ class CandidateFitter:
     #: From how many rows on the "full" effort screens the starts on a subset of the rows (None: a fitter without
     #: screening, for which "screened" is "full").
     full_effort_screens_from: ClassVar[int | None] = None
+    #: From twice this many rows on, a search's full-effort fits optimise on a random subset of this many rows
+    #: and the finalists are then polished on all of them (see full_effort_on_subset; None: always on all rows).
+    full_effort_max_rows: ClassVar[int | None] = None
     #: :meth:`prescreen` ranks a large level's candidates as well as :meth:`screen` does: a level whose every
     #: candidate it scores is cut by it alone (see ``StructureSearch``).
     prescreen_decides: ClassVar[bool] = False
@@ -327,6 +335,24 @@ def with_deadline(fitter: CandidateFitter, deadline: float) -> CandidateFitter:
     if not isinstance(fitter, CandidateFitter):
         return fitter
     return dataclasses.replace(fitter, deadline=time.time() + (deadline - time.perf_counter()))
+
+
+def full_effort_on_subset(fitter: CandidateFitter, n_rows: int) -> CandidateFitter | None:
+    """``fitter`` (full effort) optimising on a random subset of its ``full_effort_max_rows`` rows, for data of
+    at least twice as many rows (``n_rows``); None where full effort stays on all rows (fewer rows, or a fitter
+    without the cap).
+
+    The start pool to convergence is what a full-effort fit costs: on 3000 rows x 6 columns (R's diamonds) an
+    evaluation of the exact GP took 0.55 s on one core, and the explore stage's refits of each depth's two best
+    and the finalists' fits took most of a 625-s search. A subset of 1000 rows finds the basin; a polish on
+    all rows from there (the "polish" effort, as the sample path's successive halving does) reaches its
+    optimum: 234 s, the same held-out error (``benchmarks/large_tables.py``). On 1100-1500 rows it saved
+    nothing (every finalist then needs its polish on all rows), hence twice the subset's rows at least."""
+    cap = getattr(fitter, "full_effort_max_rows", None)
+    if cap is None or n_rows < 2 * cap:
+        return None
+    rows = cap if fitter.max_optimize_samples is None else min(cap, fitter.max_optimize_samples)
+    return dataclasses.replace(fitter, effort="full", max_optimize_samples=rows)
 
 
 def with_effort(fitter: CandidateFitter, effort: str, n_rows: int) -> CandidateFitter:

@@ -68,6 +68,8 @@ REFINE_MARGIN = 2.0
 #: benchmarks/tabular.py) the stacked default scored MSLL -0.484 without the floor (a test row at -80 nats, its
 #: standard deviation 0.11 g where the data scatter by 1 g) and -1.085 with it (one ARD kernel: -0.720).
 VARYING_NOISE_FLOOR = 1e-3
+#: The exact GP's full_effort_max_rows (see _candidate_fitter.full_effort_on_subset).
+FULL_EFFORT_MAX_ROWS = 1000
 
 
 @dataclass
@@ -93,6 +95,7 @@ class RegressionCandidateFitter(CandidateFitter):
     """
 
     full_effort_screens_from: ClassVar[int | None] = MIN_SUBSET_SCREEN
+    full_effort_max_rows: ClassVar[int | None] = FULL_EFFORT_MAX_ROWS
     noise_bounds: tuple = (1e-6, 10.0)
     objective: str = "lml"
     prior: HyperPrior | None = None
@@ -149,7 +152,7 @@ class RegressionCandidateFitter(CandidateFitter):
         optimisation, minus the BIC penalty; ``None`` for a candidate without
         such starts (no fitted parent).
         """
-        pool = [start for start in start_pool(expr, self.summary, hints) if start.kind != "cold"]
+        pool = start_pool(expr, self.summary, hints, cold=False)
         if not pool:
             return None
         rows = self._candidate_screen_rows(X.shape[0], seed)

@@ -115,8 +115,7 @@ class LaplaceCandidateFitter(CandidateFitter):
         breast_cancer the best fit ranked 17th of 59 by the 120 rows of
         :meth:`screen`.
         """
-        pool, thetas = self._start_thetas(expr, hints, self._extra(warm_state))
-        thetas = [theta for start, theta in zip(pool, thetas) if start.kind != "cold"]
+        _, thetas = self._start_thetas(expr, hints, self._extra(warm_state), cold=False)
         if not thetas:
             return None
         rows = self._optimization_rows(y, np.random.default_rng(seed))
@@ -141,7 +140,7 @@ class LaplaceCandidateFitter(CandidateFitter):
         """[mean, likelihood parameters]: the warm state's, or the defaults without one."""
         return self.default_extra() if warm_state is None else np.asarray(warm_state, dtype=float)
 
-    def _start_thetas(self, expr, hints, extra):
+    def _start_thetas(self, expr, hints, extra, cold=True):
         """The start pool of ``expr`` and its parameter vectors [kernel theta, mean, likelihood parameters].
 
         Structured starts (lengthscales at several scales, new terms taking over
@@ -149,7 +148,8 @@ class LaplaceCandidateFitter(CandidateFitter):
         defaults. There is no noise variance here: cold starts differing only in
         their noise are duplicates.
         """
-        pool = [start for start in start_pool(expr, self.summary, hints) if start.kind != "cold" or start.noise_factor == 1.0]
+        pool = [start for start in start_pool(expr, self.summary, hints, cold=cold)
+                if start.kind != "cold" or start.noise_factor == 1.0]
         thetas = [
             np.concatenate([structure_theta(start.expr, self.summary),
                             extra if start.kind != "cold" else self.default_extra()])

@@ -26,7 +26,15 @@ from joblib import effective_n_jobs
 from sklearn.utils.parallel import Parallel, delayed
 
 from ..grammar import Expr, Grammar
-from ._candidate_fitter import CandidateFitter, merge_start_shards, start_shards, with_deadline, with_effort
+from ._candidate_fitter import (
+    SUBSET_FULL_EFFORT,
+    CandidateFitter,
+    full_effort_on_subset,
+    merge_start_shards,
+    start_shards,
+    with_deadline,
+    with_effort,
+)
 from ._progress import LevelReport, ProgressCallback
 from ._records import FAILED, OK, SCREENED_OUT, CandidateRecord, ScreenScore, candidate_seed
 
@@ -197,11 +205,11 @@ class StructureSearch:
         criterion by more than log K, K being its number of candidates (see
         :func:`required_improvement`).
     refine : callable or None
-        ``refine(pairs)`` -> refitted records, for ``(candidate, record)``
-        pairs: the ``refine_per_level`` best records of each depth that were
-        fitted with the explore effort are fitted again with full effort
-        before the depth is ranked and expanded; a refit replaces its record
-        when its evidence is at least as high.
+        ``refine(pairs)`` -> (refitted records, their effort), for
+        ``(candidate, record)`` pairs: the ``refine_per_level`` best records
+        of each depth that were fitted with the explore effort are fitted
+        again with full effort before the depth is ranked and expanded; a
+        refit replaces its record when its evidence is at least as high.
     refine_per_level : int, default=2
     refine_cost : float, default=1.0
         How many explore fits one ``refine`` refit costs, for a time budget:
@@ -458,7 +466,7 @@ class StructureSearch:
             return
         by_record = dict(zip(level, candidates))
         best = sorted((i for i in level if result.records[i].status == OK), key=lambda i: -result.records[i].criterion)
-        chosen = [i for i in best[: self.refine_per_level] if result.records[i].effort != "full"]
+        chosen = [i for i in best[: self.refine_per_level] if result.records[i].effort not in ("full", SUBSET_FULL_EFFORT)]
         if not chosen:
             return
         if self.time_budget is not None:
@@ -467,9 +475,9 @@ class StructureSearch:
             seconds = rounds * self.refine_cost * expected_fit_seconds(size, self._fit_times)
             if seconds > self._seconds_left(result):
                 return
-        refits = self.refine([(by_record[i], result.records[i]) for i in chosen])
+        refits, effort = self.refine([(by_record[i], result.records[i]) for i in chosen])
         for i, refit in zip(chosen, refits):
-            result.records[i] = merge_full_effort_refit(result.records[i], refit)
+            result.records[i] = merge_full_effort_refit(result.records[i], refit, effort)
 
     def _rank(self, level, depth, result):
         """The level's usable records, best first (stable: ties keep the evaluation order)."""
@@ -523,11 +531,13 @@ class StructureSearch:
         return False
 
 
-def merge_full_effort_refit(record: CandidateRecord, refit: CandidateRecord) -> CandidateRecord:
-    """``record`` after a full-effort refit: the refit's values when they are at least as good, and both costs."""
+def merge_full_effort_refit(record: CandidateRecord, refit: CandidateRecord,
+                            effort: str = "full") -> CandidateRecord:
+    """``record`` after a full-effort refit: the refit's values when they are at least as good, and both costs;
+    its ``effort`` says how hard it is now fitted ("full", or SUBSET_FULL_EFFORT after a refit on a subset)."""
     kept = refit if refit.ok and refit.log_marginal_likelihood >= record.log_marginal_likelihood else record
     return dataclasses.replace(
-        kept, effort="full", depth=record.depth, parent=record.parent, parent_index=record.parent_index,
+        kept, effort=effort, depth=record.depth, parent=record.parent, parent_index=record.parent_index,
         baseline=record.baseline,
         n_evaluations=record.n_evaluations + refit.n_evaluations,
         evaluated_rows=record.evaluated_rows + refit.evaluated_rows, fit_time=record.fit_time + refit.fit_time,
@@ -619,16 +629,20 @@ class ParallelCandidateFits:
             if deadline is not None and time.perf_counter() > deadline:
                 return
 
-    def refine(self, pairs: list[tuple[Candidate, CandidateRecord]]) -> list[CandidateRecord]:
-        """Full-effort refits of explored records, from their fitted values (the candidates' seeds and hints);
-        a few refits are split by their starts over the workers (:func:`start_shards`)."""
-        shards = start_shards(self.full_fitter, len(pairs), self.X.shape[0], self.n_jobs)
+    def refine(self, pairs: list[tuple[Candidate, CandidateRecord]]) -> tuple[list[CandidateRecord], str]:
+        """Full-effort refits of explored records, from their fitted values (the candidates' seeds and hints),
+        and their effort: on large data on a subset of the rows (:func:`full_effort_on_subset`; the finalists
+        stage polishes the finalists among them on all rows). A few refits are split by their starts over the
+        workers (:func:`start_shards`)."""
+        subset = full_effort_on_subset(self.full_fitter, self.X.shape[0])
+        fitter = self.full_fitter if subset is None else subset
+        shards = start_shards(fitter, len(pairs), self.X.shape[0], self.n_jobs)
         refits = Parallel(n_jobs=self.n_jobs, prefer=self.prefer)(
             delayed(shard)(record.structure, self.X, self.y, candidate_seed(self.base_seed, c.structure),
                            self._warm_state(c), c.hints)
             for c, record in pairs for shard in shards
         )
-        return merge_start_shards(refits, len(shards))
+        return merge_start_shards(refits, len(shards)), "full" if subset is None else SUBSET_FULL_EFFORT
 
     def hint(self, parent: CandidateRecord | None) -> object:
         return self.fitter.start_hints(parent, self.X, self.y, self.period_columns, self.change_columns)

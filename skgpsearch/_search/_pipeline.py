@@ -113,7 +113,15 @@ from sklearn.utils.parallel import Parallel, delayed
 from .._engine._linalg import NumericalError
 from ..criteria import SelectionCriterion
 from ..grammar import Expr, Grammar
-from ._candidate_fitter import CandidateFitter, merge_start_shards, start_shards, with_deadline, with_effort
+from ._candidate_fitter import (
+    SUBSET_FULL_EFFORT,
+    CandidateFitter,
+    full_effort_on_subset,
+    merge_start_shards,
+    start_shards,
+    with_deadline,
+    with_effort,
+)
 from ._loop import (FULL_EFFORT_COST, SearchResult, SearchSettings, deadline_batches, expected_fit_seconds,
                     fit_times, merge_full_effort_refit, parallel_rounds, run_search)
 from ._progress import ProgressCallback, cost_text
@@ -500,20 +508,40 @@ class SearchPipeline:
         """``records`` fitted by ``fitter`` (full effort), in parallel (replaced in ``result.records`` too).
 
         A record the explore stage already fitted with full effort is kept as
-        it is, and so is one the time budget leaves no time for.
+        it is, and so is one the time budget leaves no time for. On large data
+        searched with the "explore" effort (tables, :func:`full_effort_on_subset`)
+        full effort runs on a subset of the rows, and every record so fitted,
+        by the explore stage's refits too, is then polished on all of them from
+        its values. (A series keeps its rows: a random subset thins its
+        sampling, which can hide a cycle near the Nyquist period.)
         """
-        explored = [r for r in records if r.effort != "full"]
+        subset = None
+        if self.settings.explore_effort == EXPLORE_EFFORT:
+            subset = full_effort_on_subset(fitter, X.shape[0])
+        if subset is None:
+            return self._refit_records(fitter, result, [r for r in records if r.effort != "full"], X, y, seed,
+                                       "full", records)
+        cheap = [r for r in records if r.effort not in ("full", SUBSET_FULL_EFFORT)]
+        records = self._refit_records(subset, result, cheap, X, y, seed, SUBSET_FULL_EFFORT, records)
+        polish = dataclasses.replace(fitter, effort="polish")
+        return self._refit_records(polish, result, [r for r in records if r.effort == SUBSET_FULL_EFFORT], X, y,
+                                   seed, "full", records)
+
+    def _refit_records(self, fitter, result, refitted, X, y, seed, effort, records):
+        """``records`` with those in ``refitted`` fitted again by ``fitter`` and merged with their refits
+        (:func:`merge_full_effort_refit`, as ``effort``), in ``result.records`` too."""
         # few refits are split by their starts over the workers, so that none waits for the longest
-        shards = start_shards(fitter, len(explored), X.shape[0], self.settings.n_jobs)
+        shards = start_shards(fitter, len(refitted), X.shape[0], self.settings.n_jobs)
         refits = self._fit_in_parallel(
             [(shard, (r.structure, X, y, candidate_seed(seed, r.structure), r.warm_state))
-             for r in explored for shard in shards], [fit_cost(r.structure) for r in explored for _ in shards])
+             for r in refitted for shard in shards],
+            [fit_cost(r.structure, polish=fitter.effort == "polish") for r in refitted for _ in shards])
         refits = merge_start_shards(refits, len(shards))
         refined = {}
-        for record, refit in zip(explored, refits):
+        for record, refit in zip(refitted, refits):
             if refit is None:
                 continue
-            refined[id(record)] = merged = merge_full_effort_refit(record, refit)
+            refined[id(record)] = merged = merge_full_effort_refit(record, refit, effort)
             position = next(i for i, r in enumerate(result.records) if r is record)
             result.records[position] = merged
             if result.best is record:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
@@ -34,6 +35,8 @@ class SparseCandidateFitter(RegressionCandidateFitter):
     """
 
     inducing_inputs: np.ndarray | None = None
+    #: the sparse bound's fits are cheap on all rows (its large data are explored on a sample, refitted by halving)
+    full_effort_max_rows: ClassVar[int | None] = None
 
     def start_hints(self, parent: CandidateRecord | None, X: np.ndarray, y: np.ndarray, period_columns: list[int],
                     change_columns: list[int] = ()) -> StartHints:

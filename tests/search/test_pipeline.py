@@ -996,3 +996,50 @@ def test_a_finalist_far_behind_the_searchs_best_is_not_refitted_for_a_held_out_s
     model_fitter = _TableModelFitter(40, lambda text, rows: values.get(text, -50.0 - len(text)), final=False)
     outcome = _pipeline(selection="loo").run(model_fitter, GRAMMAR, BIC(), seed=0)
     assert {"SE(0) + SE(1)", "SE(0)"} <= {str(r.structure) for r in outcome.finalists}
+
+
+def test_full_effort_on_large_data_runs_on_a_subset_and_every_finalist_ends_at_an_optimum_of_all_rows(monkeypatch):
+    from skgpsearch import CompositionalGPRegressor
+    from skgpsearch._engine._exact import RegressionObjective
+    import skgpsearch._search._candidate_fitter as candidate_fitter_module
+    import skgpsearch._search._loop as loop_module
+    from skgpsearch._search._exact_fitter import RegressionCandidateFitter
+
+    # the rules at smaller sizes (cheap fits on 100 of 300 rows, full effort on 120 of 240 rows and more),
+    # to keep the test quick
+    cap, n = 120, 300
+    monkeypatch.setattr(RegressionCandidateFitter, "full_effort_max_rows", cap)
+    monkeypatch.setattr(candidate_fitter_module, "EXPLORE_SUBSET_FROM_ROWS", 200)
+    monkeypatch.setattr(candidate_fitter_module, "EXPLORE_SUBSET_ROWS", 100)
+    subset_sizes = []
+
+    def spy(fitter, n_rows):
+        subset = candidate_fitter_module.full_effort_on_subset(fitter, n_rows)
+        subset_sizes.append(None if subset is None else subset.max_optimize_samples)
+        return subset
+
+    monkeypatch.setattr(loop_module, "full_effort_on_subset", spy)
+    monkeypatch.setattr(pipeline_module, "full_effort_on_subset", spy)
+    rng = np.random.default_rng(5)
+    X = rng.uniform(-2, 2, size=(n, 3))
+    # SE(0) * SE(1) + SE(2): no baseline (the ARD product, the additive sum) has this structure
+    y = 2.0 * np.exp(-0.5 * (X[:, 0] ** 2 + X[:, 1] ** 2)) + np.sin(2 * X[:, 2]) + 0.1 * rng.normal(size=n)
+    model = CompositionalGPRegressor(max_depth=3, warp_inputs=False, random_state=0).fit(X, y)
+    # the explore stage's refits and the finalists' full effort ran on the subset ...
+    assert subset_sizes and all(size == cap for size in subset_sizes)
+    # (which is at most half the rows)
+    fitter = RegressionCandidateFitter(summary=None, criterion=None)
+    assert candidate_fitter_module.full_effort_on_subset(fitter, 2 * cap - 1) is None
+    assert candidate_fitter_module.full_effort_on_subset(fitter, 2 * cap).max_optimize_samples == cap
+    # ... and every finalist was then polished on all rows: each model the fit predicts with (a composite of
+    # the search among them) is at a stationary point of the log evidence of all rows (the gradient of every
+    # hyperparameter off its bounds is ~0; at the optimum of a subset it is not)
+    composites = [m for m in model._models if m.structure.without_values() not in
+                  {parse("SE(0) * SE(1) * SE(2)"), parse("SE(0) + SE(1) + SE(2)")}]
+    assert composites
+    for fitted in model._models:
+        objective = RegressionObjective(fitted.kernel, fitted.X, fitted.y_fit, fitted.noise_bounds)
+        theta = np.append(fitted.kernel.theta, np.log(fitted.posterior.noise_variance))
+        _, gradient = objective(theta, eval_gradient=True)
+        inside = (theta > objective.bounds[:, 0] + 1e-6) & (theta < objective.bounds[:, 1] - 1e-6)
+        assert np.max(np.abs(gradient[inside])) < 0.05, (fitted.structure, gradient)

@@ -189,6 +189,29 @@ def test_new_additive_term_starts_with_shares_of_the_residual_variance():
     assert all(se_leaf(s).params["variance"] == pytest.approx(summary.target_variance) for s in cold)
 
 
+def test_a_pool_without_cold_starts_is_the_full_pools_other_starts_in_order():
+    x = np.linspace(0, 10, 80)
+    summary = DataSummary.from_data(x[:, None], np.sin(x))
+    parent = parse("SE(0) + PER(0)").map_leaves(
+        lambda leaf: leaf.with_params({"variance": 0.8, "lengthscale": 2.0} if leaf.name == "SE"
+                                      else {"variance": 0.5, "lengthscale": 1.0, "period": 3.0}))
+    hints = StartHints(periods={0: [1.5, 3.0]}, residual_variance=0.3, changes={0: [4.0]})
+    children = CompositionalGrammar(change_operators=("CP", "CW")).expand(parent, 1)
+    with_changes = [c for c in children if c.changes]
+    assert with_changes and len(children) > len(with_changes)
+    for child in children[:6] + with_changes[:6] + [parse("SE(0) * PER(0)"), parent]:
+        full = start_pool(child, summary, hints)
+        without_cold = start_pool(child, summary, hints, cold=False)
+        expected = [s for s in full if s.kind != "cold"]
+        assert len(expected) > 0 if child.has_values else expected == []
+        assert [(s.expr, s.kind, s.noise_factor, s.priority) for s in without_cold] == \
+            [(s.expr, s.kind, s.noise_factor, s.priority) for s in expected]
+        assert [[leaf.params for leaf in s.expr.leaves] for s in without_cold] == \
+            [[leaf.params for leaf in s.expr.leaves] for s in expected]
+        assert [[node.params for node in s.expr.changes] for s in without_cold] == \
+            [[node.params for node in s.expr.changes] for s in expected]
+
+
 def test_a_structure_with_every_value_fitted_starts_from_its_own_values():
     X = np.linspace(0, 5, 50)[:, None]
     y = np.sin(2 * X[:, 0]) + 0.3 * X[:, 0]
