@@ -47,6 +47,23 @@ def load(name):
     raise ValueError(f"Unknown dataset {name!r}; use one of {', '.join(DATASETS)}.")
 
 
+def fit_folds(name, X, y, folds, label, n_jobs):
+    """The default regressor fitted on each fold's training rows: its (SMSE, MSLL, seconds) a fold, each printed."""
+    scores = []
+    for fold, (train, test) in enumerate(folds):
+        out = unseen.run_ours("regression", X[train], y[train], X[test], y[test], n_jobs)
+        scores.append((out["smse"], out["msll"], out["seconds"]))
+        print(f"{name} fold {fold}, {label}: SMSE {out['smse']:.4f}, MSLL {out['msll']:.4f}, {out['seconds']:.1f} s, "
+              f"{out['structure']}", flush=True)
+    return scores
+
+
+def table_row(data, method, scores):
+    """A markdown row: ``data``, ``method``, mean SMSE / MSLL (— where NaN) and seconds of ``scores``."""
+    smse, msll, seconds = np.mean(scores, axis=0)
+    return f"| {data} | {method} | {smse:.4g} / {'—' if np.isnan(msll) else f'{msll:.4g}'} | {seconds:.1f} |"
+
+
 def main():
     args = unseen.dataset_arguments(__doc__, DATASETS)
     rows = []
@@ -54,15 +71,8 @@ def main():
         X, y, folds = load(name)
         for label, threshold in THRESHOLDS.items():
             candidate_fitter.EXPLORE_SUBSET_FROM_ROWS = threshold
-            scores = []
-            for fold, (train, test) in enumerate(folds):
-                out = unseen.run_ours("regression", X[train], y[train], X[test], y[test], args.n_jobs)
-                scores.append((out["smse"], out["msll"], out["seconds"]))
-                print(f"{name} fold {fold}, subsets from {label}: SMSE {out['smse']:.4f}, MSLL {out['msll']:.4f}, "
-                      f"{out['seconds']:.1f} s, {out['structure']}", flush=True)
-            smse, msll, seconds = np.mean(scores, axis=0)
-            rows.append(f"| {name} ({len(folds[0][0])} rows x {X.shape[1]}) | {label} | {smse:.4g} / {msll:.4g} "
-                        f"| {seconds:.1f} |")
+            scores = fit_folds(name, X, y, folds, f"subsets from {label}", args.n_jobs)
+            rows.append(table_row(f"{name} ({len(folds[0][0])} rows x {X.shape[1]})", label, scores))
     print("\n| data (training rows) | explore subsets from | SMSE / MSLL | seconds a fold |\n|---|---|---|---|")
     print("\n".join(rows))
 

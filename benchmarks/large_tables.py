@@ -27,6 +27,7 @@ import numpy as np
 from sklearn.model_selection import KFold
 
 import unseen
+from explore_subset import fit_folds, table_row
 from skgpsearch._search._exact_fitter import FULL_EFFORT_MAX_ROWS, RegressionCandidateFitter
 
 DATASETS = ["diamonds1500", "cigar", "diamonds2500", "diamonds3000"]
@@ -69,11 +70,7 @@ def main():
         for way in args.ways:
             # read by the search in the main process (the explore stage's refits, the finalists stage)
             RegressionCandidateFitter.full_effort_max_rows = WAYS[way]
-            for fold, (train, test) in enumerate(folds):
-                out = unseen.run_ours("regression", X[train], y[train], X[test], y[test], args.n_jobs)
-                scores.setdefault(f"ours, {way}", []).append((out["smse"], out["msll"], out["seconds"]))
-                print(f"{name} fold {fold}, {way}: SMSE {out['smse']:.4f}, MSLL {out['msll']:.4f}, "
-                      f"{out['seconds']:.1f} s, {out['structure']}", flush=True)
+            scores[f"ours, {way}"] = fit_folds(name, X, y, folds, way, args.n_jobs)
         RegressionCandidateFitter.full_effort_max_rows = FULL_EFFORT_MAX_ROWS
         if args.baselines:
             for train, test in folds:
@@ -81,11 +78,8 @@ def main():
                     out = unseen.run_baseline(method, "regression", X[train], y[train], X[test], y[test], args.n_jobs)
                     msll = np.nan if out.get("msll") is None else out["msll"]
                     scores.setdefault(method, []).append((out["smse"], msll, out["seconds"]))
-        for method, values in scores.items():
-            smse, msll, seconds = np.mean(values, axis=0)
-            msll_text = "—" if np.isnan(msll) else f"{msll:.4g}"
-            rows.append(f"| {name} ({len(folds[0][0])} rows x {X.shape[1]}, {len(folds)} split(s)) | {method} "
-                        f"| {smse:.4g} / {msll_text} | {seconds:.1f} |")
+        data = f"{name} ({len(folds[0][0])} rows x {X.shape[1]}, {len(folds)} split(s))"
+        rows += [table_row(data, method, values) for method, values in scores.items()]
     print("\n| data (training rows) | method | SMSE / MSLL | seconds a fit |\n|---|---|---|---|")
     print("\n".join(rows))
 

@@ -26,15 +26,8 @@ from joblib import effective_n_jobs
 from sklearn.utils.parallel import Parallel, delayed
 
 from ..grammar import Expr, Grammar
-from ._candidate_fitter import (
-    SUBSET_FULL_EFFORT,
-    CandidateFitter,
-    full_effort_on_subset,
-    merge_start_shards,
-    start_shards,
-    with_deadline,
-    with_effort,
-)
+from ._candidate_fitter import SUBSET_FULL_EFFORT, CandidateFitter, full_effort_on_subset, merge_start_shards
+from ._candidate_fitter import start_shards, with_deadline, with_effort
 from ._progress import LevelReport, ProgressCallback
 from ._records import FAILED, OK, SCREENED_OUT, CandidateRecord, ScreenScore, candidate_seed
 
