@@ -459,7 +459,8 @@ class StructureSearch:
             return
         by_record = dict(zip(level, candidates))
         best = sorted((i for i in level if result.records[i].status == OK), key=lambda i: -result.records[i].criterion)
-        chosen = [i for i in best[: self.refine_per_level] if result.records[i].effort not in ("full", SUBSET_FULL_EFFORT)]
+        refitted = ("full", SUBSET_FULL_EFFORT)
+        chosen = [i for i in best[: self.refine_per_level] if result.records[i].effort not in refitted]
         if not chosen:
             return
         if self.time_budget is not None:

@@ -107,14 +107,17 @@ class CandidateRecord:
         The cheap score of a screened-out candidate.
     diagnostics : tuple of str
         Degenerate features of the optimum (see :func:`skgpsearch._search._diagnostics.diagnose`).
-    effort : {"full", "screened", "explore", "polish", "explore+polish"}
+    effort : {"full", "screened", "explore", "polish", "explore+polish", "full on a subset"}
         How hard its hyperparameters were optimised: today's start pool to
         convergence, the same starts screened on runs of a series before the
         best are optimised on all rows, the explore stage's few starts and
         iterations, only from its own values (a structure fitted with full
-        effort on fewer rows, refitted on more), or the explore stage's starts
+        effort on fewer rows, refitted on more), the explore stage's starts
         and iterations with the best then optimised to convergence (the
-        baselines; the regressor's on two or more columns).
+        baselines; the regressor's on two or more columns), or the start pool
+        to convergence on a random subset of the rows (a depth's best on a
+        table of 2000 rows or more; a finalist is then polished on all rows,
+        and its effort is "full").
     predictive_score : float or None
         A finalist's leave-one-out log predictive density Σ_i log p(y_i | y_−i)
         at its fitted hyperparameters (set by the select stage; None otherwise).

@@ -139,9 +139,11 @@ class RegressionModelFitter:
         """Every depth's best is a finalist: stacking weighs in far worse structures that complement the best
         (see _pipeline.HOPELESS_FINALIST_GAP). Not on data whose full-effort fits run on a subset of the rows
         (:func:`~skgpsearch._search._candidate_fitter.full_effort_on_subset`): there each finalist costs a
-        polish on all of them, and on 3000 rows of R's diamonds (6 columns) the four depth bests 40 to 180
-        nats behind the best (every one weighted 0) took a quarter of the finalists stage."""
-        if self.explore_effort != _pipeline.EXPLORE_EFFORT or full_effort_on_subset(self._fitter, self.X.shape[0]) is None:
+        polish on all of them, and on 3000 rows of R's diamonds (6 columns) the polishes of the four depth bests
+        40 to 180 nats behind the best (every one weighted 0) took 60 of the finalists stage's 200 s."""
+        if self.explore_effort != _pipeline.EXPLORE_EFFORT:
+            return None
+        if full_effort_on_subset(self._fitter, self.X.shape[0]) is None:
             return None
         return _pipeline.HOPELESS_FINALIST_GAP
 
