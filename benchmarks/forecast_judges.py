@@ -51,6 +51,7 @@ from skgpsearch._engine._exact import GPPosterior
 from skgpsearch._search import _pipeline
 from skgpsearch._search._regression import RegressionModelFitter, changes_within_latest
 from skgpsearch.kernels import to_kernel
+from unseen_series import naive_forecasts
 
 UNSEEN = ["nile", "sunspots", "realgdp", "unemp", "infl", "co2"]
 #: name -> (cuts as fractions of the training rows, rows each cut forecasts as a fraction, None: the rest)
@@ -189,9 +190,8 @@ def _pick(scores, criteria):
 
 
 def naive_drift_rmse(series):
-    y, y_test = series["y"], series["y_test"]
-    forecast = y[-1] + (y[-1] - y[0]) / (y.size - 1) * np.arange(1, y_test.size + 1)
-    return rmse(forecast, y_test)
+    forecast, _ = naive_forecasts(series["y"], series["y_test"].size, None)
+    return rmse(forecast, series["y_test"])
 
 
 def print_table(title, names, picks, reference, reference_name):

@@ -150,6 +150,7 @@ __all__ = [
     "explores_on_sample",
     "finalists_table",
     "halving_sizes",
+    "table_full_effort_on_subset",
     "refit_finalists",
     "resolve_selection",
     "stacking_weights",
@@ -512,12 +513,9 @@ class SearchPipeline:
         searched with the "explore" effort (tables, :func:`full_effort_on_subset`)
         full effort runs on a subset of the rows, and every record so fitted,
         by the explore stage's refits too, is then polished on all of them from
-        its values. (A series keeps its rows: a random subset thins its
-        sampling, which can hide a cycle near the Nyquist period.)
+        its values (:func:`table_full_effort_on_subset`).
         """
-        subset = None
-        if self.settings.explore_effort == EXPLORE_EFFORT:
-            subset = full_effort_on_subset(fitter, X.shape[0])
+        subset = table_full_effort_on_subset(fitter, X.shape[0], self.settings.explore_effort)
         if subset is None:
             return self._refit_records(fitter, result, [r for r in records if r.effort != "full"], X, y, seed,
                                        "full", records)
@@ -1109,6 +1107,12 @@ def explores_on_sample(model_fitter: ModelFitter, criterion: SelectionCriterion)
     criterion computed from the evidence: one that reads a model scores it on the estimator's data, all rows.
     """
     return model_fitter.explores_samples and criterion.evidence_only and model_fitter.X.shape[0] > EXPLORE_ROWS
+
+
+def table_full_effort_on_subset(fitter: CandidateFitter, n_rows: int, explore_effort: str) -> CandidateFitter | None:
+    """:func:`full_effort_on_subset` for a search with the "explore" effort (a table), else None: a series keeps
+    its rows (a random subset thins its sampling, which can hide a cycle near the Nyquist period)."""
+    return full_effort_on_subset(fitter, n_rows) if explore_effort == EXPLORE_EFFORT else None
 
 
 def explore_effort_for(n_features: int) -> str:

@@ -28,13 +28,7 @@ from ..criteria import LogMarginalLikelihood, SelectionCriterion
 from ..grammar import Expr, Grammar
 from ..kernels import DataSummary, looks_like_time_index, to_kernel
 from . import _pipeline
-from ._candidate_fitter import (
-    EXPLORE_THEN_POLISH,
-    SCREENED_FROM_ROWS,
-    CandidateFitter,
-    full_effort_on_subset,
-    with_effort,
-)
+from ._candidate_fitter import EXPLORE_THEN_POLISH, SCREENED_FROM_ROWS, CandidateFitter, with_effort
 from ._diagnostics import MAD_TO_SD
 from ._exact_fitter import RegressionCandidateFitter
 from ._laplace_fitter import LaplaceCandidateFitter
@@ -141,9 +135,7 @@ class RegressionModelFitter:
         (:func:`~skgpsearch._search._candidate_fitter.full_effort_on_subset`): there each finalist costs a
         polish on all of them, and on 3000 rows of R's diamonds (6 columns) the polishes of the four depth bests
         40 to 180 nats behind the best (every one weighted 0) took 60 of the finalists stage's 200 s."""
-        if self.explore_effort != _pipeline.EXPLORE_EFFORT:
-            return None
-        if full_effort_on_subset(self._fitter, self.X.shape[0]) is None:
+        if _pipeline.table_full_effort_on_subset(self._fitter, self.X.shape[0], self.explore_effort) is None:
             return None
         return _pipeline.HOPELESS_FINALIST_GAP
 
