@@ -85,7 +85,8 @@ def run_series(name, args):
            "coverage": float(np.mean(np.abs(y_test - means[0]) <= 1.96 * sds[0])),
            "seconds": seconds, "criterion": float(model.best_score_),
            # every fit of the search, the finalists' and the select stage's refits included
-           "evaluations": int(sum(model.search_results_["n_evaluations"]))}
+           "evaluations": int(sum(model.search_results_["n_evaluations"])),
+           "variance_scale": float(model.forecast_variance_scale_)}
     if args.model_averaging:
         mixture_log_density = logsumexp(np.asarray(log_densities), axis=0, b=np.asarray(weights)[:, None])
         row.update(averaged_rmse=_rmse(averaged_mean, y_test), averaged_mnlp=float(-np.mean(mixture_log_density)),
@@ -98,14 +99,16 @@ def component_predictions(model, X_test):
     component of a fitted regressor's mixture (the chosen model first).
 
     Read from the fitted model's private state: the public predict gives the mixture's moments, not its
-    density or the chosen model alone.
+    density or the chosen model alone. Beyond the series' last time the spread is widened as predict widens
+    it (``forecast_variance_scale_``).
     """
+    widen = np.where(X_test[:, 0] > np.max(model.X_train_[:, 0]), math.sqrt(model.forecast_variance_scale_), 1.0)
     predictions = []
     for component in model._models:
         posterior = component.posterior
         mean, std = posterior.predict(X_test, return_std=True)
         predictions.append((mean * model._y_train_std + model._y_train_mean,
-                            np.sqrt(std**2 + posterior.noise_variance) * model._y_train_std))
+                            widen * np.sqrt(std**2 + posterior.noise_variance) * model._y_train_std))
     return predictions
 
 
@@ -137,7 +140,7 @@ def main():
         row = run_series(name, args)
         rows.append(row)
         print(f"done: {name} (n = {row['n']}): {row['structure']}, RMSE {row['rmse']:.4g} in {row['seconds']:.1f} s, "
-              f"{row['evaluations']} likelihood evaluations", flush=True)
+              f"{row['evaluations']} likelihood evaluations, forecast variance x {row['variance_scale']:.3g}", flush=True)
 
     print()
     print("Extrapolation (train on the first 90 %, forecast the last 10 %); ours: CompositionalGPRegressor("

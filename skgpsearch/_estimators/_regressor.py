@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import numbers
 import warnings
 from collections.abc import Sequence
@@ -325,6 +326,13 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
     selection_ : str
         The rule that chose the final model: ``"criterion"``, ``"loo"``,
         ``"stacking"`` or ``"forecast"`` (what ``selection="auto"`` became).
+    forecast_variance_scale_ : float
+        What :meth:`predict` multiplies the predictive variance (and
+        covariance) of inputs beyond the series' last time by: with
+        ``"forecast"`` selection, the mean squared error, in predictive
+        standard deviations, of the chosen structure's forecast of the
+        series' last 15 % from the rest, when above 1 (its forecast was
+        overconfident there); else 1.
     search_stop_reason_ : str
         Why the search stopped (``"no improvement"``, ``"max_depth reached"``,
         ``"depth limit reached"``, a budget, ``"interrupted"``).
@@ -487,7 +495,7 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
                                     make_estimator=CandidateEstimator(self._unfitted_copy(), X_model, y))
         grammar = self._grammar(X.shape[1], change_operators=self._change_operators(fitter))
         outcome = self._run_pipeline(fitter, grammar, criterion, seed)
-        self._adopt(fitter.models(outcome), X, y, outcome.weights, X_model)
+        self._adopt(fitter.models(outcome), X, y, outcome.weights, X_model, outcome.forecast_variance_scale)
         self.diagnostics_ = list(outcome.best.diagnostics)
         warn_about_degenerate_optimum(self.diagnostics_)
         if self._model.engine == "exact":
@@ -524,13 +532,18 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
                                      make_estimator=make_estimator)
 
     def _adopt(self, models: list[RegressionModel], X: np.ndarray, y: np.ndarray,
-               weights: np.ndarray | None = None, X_model: np.ndarray | None = None) -> None:
+               weights: np.ndarray | None = None, X_model: np.ndarray | None = None,
+               forecast_variance_scale: float = 1.0) -> None:
         """Become the model ``models[0]`` (predicting with the mixture of ``models``) fitted on (X, y).
 
-        ``X_model``: the inputs as the GP saw them, when the estimator warps its inputs (default ``X``).
+        ``X_model``: the inputs as the GP saw them, when the estimator warps its inputs (default ``X``);
+        ``forecast_variance_scale``: what the predictive variance beyond the last value of the first column is
+        multiplied by.
         """
         model = self._model = models[0]
         self._models = models
+        self.forecast_variance_scale_ = float(forecast_variance_scale)
+        self._forecast_origin = float(np.max(X[:, 0]))
         self.model_weights_ = np.ones(1) if weights is None else weights
         self.averaged_structures_ = [m.structure for m in models]
         self.structure_ = model.structure
@@ -577,7 +590,9 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
         ``mean ± 1.96 std`` is a 95 % predictive interval of new targets. With
         ``include_noise=False`` they are those of the noise-free function f, the
         uncertainty about the mean itself. A model average mixes its models'
-        predictive distributions, each with its own noise.
+        predictive distributions, each with its own noise. Beyond the last
+        time of a series selected by forecasts, the variance is multiplied by
+        ``forecast_variance_scale_`` (see there).
 
         Parameters
         ----------
@@ -598,9 +613,13 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
         if return_std and return_cov:
             raise ValueError("At most one of return_std or return_cov can be requested.")
         check_is_fitted(self)
-        X = self._model_inputs(validate_numeric_data(self, X, reset=False))
-        mean, spread = regression_mixture_moments(self._models, self.model_weights_, X, return_std, return_cov,
-                                                  include_noise=include_noise)
+        X = validate_numeric_data(self, X, reset=False)
+        mean, spread = regression_mixture_moments(self._models, self.model_weights_, self._model_inputs(X),
+                                                  return_std, return_cov, include_noise=include_noise)
+        if spread is not None and self.forecast_variance_scale_ != 1.0:
+            # the forecast's spread as the select stage calibrated it; inside the series' range, the model's own
+            factor = np.where(X[:, 0] > self._forecast_origin, math.sqrt(self.forecast_variance_scale_), 1.0)
+            spread = spread * factor if return_std else spread * np.outer(factor, factor)
         return (mean, spread) if return_std or return_cov else mean
 
     # -- explanation ----------------------------------------------------------------

@@ -257,6 +257,10 @@ class BinaryClassificationModelFitter:
         """A classifier never forecasts (``forecasts`` is False)."""
         return False
 
+    def forecast_variance_scale(self, refit: CandidateRecord, fraction: float) -> float:
+        """A classifier never forecasts (``forecasts`` is False)."""
+        return 1.0
+
     def model(self, record: CandidateRecord, rows: np.ndarray | None = None) -> BinaryLaplaceModel:
         """The fitted binary model of a record, conditioned on ``rows`` (None: all rows); built once."""
         key = (id(record), None if rows is None else id(rows))

@@ -316,6 +316,10 @@ class ModelFitter(Protocol):
         """Whether the record's structure places a change (a changepoint, a change window's start or end)
         within the latest ``fraction`` of the rows, which a forecast from the earlier rows cannot judge."""
 
+    def forecast_variance_scale(self, refit: CandidateRecord, fraction: float) -> float:
+        """What a forecast's predictive variance is multiplied by: the mean squared standardised error of the
+        latest ``fraction`` of the rows forecast by ``refit`` (a fit on the earlier rows), at least 1."""
+
 
 @dataclass
 class Exploration:
@@ -364,6 +368,9 @@ class PipelineResult:
     held_back: list[CandidateRecord] = dataclasses.field(default_factory=list)
     #: Whether "loo" or "stacking" judged cross-validated densities of refits (small data), not leave-one-out ones.
     cross_validated: bool = False
+    #: What the predictive variance of a forecast beyond the series is multiplied by (see
+    #: ``ModelFitter.forecast_variance_scale``): 1 unless select judged forecasts.
+    forecast_variance_scale: float = 1.0
 
     @property
     def held_out_kind(self) -> str:
@@ -732,6 +739,7 @@ class SearchPipeline:
         """The selected finalist, and the models averaged with it, by ``settings.selection``."""
         selection, k = self.settings.selection, self.settings.model_averaging
         records = finalists.records
+        forecast_refits = {}
         held_back = []
         cross_validated = (selection in ("loo", "stacking") and model_fitter.cross_validates and len(records) > 1
                            and finalists.rows is None)
@@ -752,7 +760,8 @@ class SearchPipeline:
         else:
             if selection == "forecast":
                 try:
-                    densities = self._forecast_densities(model_fitter, records, getattr(self, "_seed", 0))
+                    densities, forecast_refits = self._forecast_densities(model_fitter, records,
+                                                                          getattr(self, "_seed", 0))
                 except KeyboardInterrupt:
                     warnings.warn("Search interrupted while the finalists forecast the series: selecting by the "
                                   "criterion.", RuntimeWarning, stacklevel=2)
@@ -791,21 +800,27 @@ class SearchPipeline:
                 keep = [i for i in np.argsort(-weights, kind="stable") if weights[i] >= MIN_AVERAGING_WEIGHT * weights.max()]
                 chosen = [scored[i] for i in keep]
                 weights = weights[keep] / weights[keep].sum()
+        variance_scale = 1.0
+        # the chosen finalist's forecast on the series' end, as judged, also calibrates its spread beyond the series
+        refit = forecast_refits.get(id(chosen[0]))
+        if selection == "forecast" and refit is not None and chosen[0].predictive_score is not None:
+            variance_scale = model_fitter.forecast_variance_scale(refit, FORECAST_FRACTION)
         outcome = PipelineResult(exploration.result, chosen, weights, finalists.rows, list(records), selection,
-                                 held_back, cross_validated and bool(scored))
+                                 held_back, cross_validated and bool(scored), variance_scale)
         if self.settings.progress is not None:
             self.settings.progress(_finalists_note(outcome, selection, self.settings.feature_names))
         return outcome
 
     def _forecast_densities(self, model_fitter, records, seed):
-        """{id(record): log densities of the series' latest rows forecast from its earlier ones}, in parallel;
-        the records the time budget leaves no time for have none."""
+        """({id(record): log densities of the series' latest rows forecast from its earlier ones}, {id(record): the
+        refit on the earlier rows}), in parallel; the records the time budget leaves no time for have neither."""
         densities = self._fit_in_parallel([(model_fitter.forecast_log_density,
                                             (r, FORECAST_FRACTION, candidate_seed(seed, r.structure)))
                                            for r in records], [fit_cost(r.structure) for r in records])
         outcomes = [(None, []) if outcome is None else (outcome[0], [] if outcome[1] is None else [outcome[1]])
                     for outcome in densities]
-        return _scored(records, outcomes)
+        refits = {id(r): fits[0] for r, (_, fits) in zip(records, outcomes) if fits}
+        return _scored(records, outcomes), refits
 
     def _cross_validated_densities(self, model_fitter, records, seed, result):
         """{id(record): the log density of every row predicted by its refits on the other folds}, in parallel;

@@ -9,6 +9,7 @@ grammars produce; unfamiliar combinations fall back to naming the factors.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -250,6 +251,12 @@ def _finalist_text(estimator, names, n_rows, chosen, target_class=None):
                      "a greedy search seldom adds a straight trend once its terms explain the training range, but "
                      "beyond that range only a straight trend keeps its direction, and this one forecast the "
                      "series' end best.")
+    scale = getattr(estimator, "forecast_variance_scale_", 1.0)
+    if forecast and scale > 1.0:
+        lines.append(f"Refitted on the first {100 * (1 - FORECAST_FRACTION):.0f} % of the series, the chosen "
+                     f"structure's forecast of the rest erred by {_num(math.sqrt(scale))} of its predictive standard "
+                     "deviations (root mean square; 1 would be calibrated), so predictions beyond the series' last "
+                     f"time widen its spread {_num(math.sqrt(scale))}-fold.")
     return "\n\n" + "\n".join(lines)
 
 

@@ -909,6 +909,75 @@ def test_an_interrupt_while_forecasting_keeps_the_criterions_choice(monkeypatch)
     assert np.all(np.isfinite(model.predict(X)))
 
 
+def test_the_forecast_variance_scale_is_the_mean_squared_standardised_error_of_the_judged_forecast():
+    import dataclasses
+
+    from scipy.stats import norm
+    from skgpsearch._search._regression import forecast_split
+    from skgpsearch.criteria import get_criterion
+
+    rng = np.random.default_rng(3)
+    t = np.linspace(0, 10, 60)
+    y = np.sin(t) + 0.1 * rng.normal(size=60)
+    y[-9:] += 1.5  # the latest rows jump: a forecast from the earlier ones misses them by many deviations
+    y = (y - y.mean()) / y.std()  # (so that the fitting scale is the target's)
+    X = t[:, None]
+    fitter = CompositionalGPRegressor(random_state=0)._model_fitter(X, y, get_criterion("bic"))
+    record = fitter.candidate_fitter(parse("SE(0)"), X, y, 0)
+    densities, refit = fitter.forecast_log_density(record, 0.15, 0)
+    scale = fitter.forecast_variance_scale(refit, 0.15)
+    # scikit-learn's GP with the refit's kernel and noise, fitted on the earlier rows, forecasts the rest
+    earlier, later = forecast_split(t, 0.15)
+    gp = GaussianProcessRegressor(to_kernel(refit.structure) + WhiteKernel(refit.noise_variance),
+                                  optimizer=None).fit(X[earlier], y[earlier])
+    mean, std = gp.predict(X[later], return_std=True)
+    np.testing.assert_allclose(densities, norm.logpdf(y[later], mean, std), rtol=1e-6)
+    assert scale == pytest.approx(np.mean(((y[later] - mean) / std) ** 2), rel=1e-6)
+    assert scale > 4
+    # a forecast whose spread covered its errors is left as it is
+    cautious = dataclasses.replace(refit, noise_variance=100 * np.var(y))
+    assert fitter.forecast_variance_scale(cautious, 0.15) == 1.0
+
+
+def test_predict_widens_the_spread_beyond_the_series_by_the_forecast_variance_scale(monkeypatch):
+    from skgpsearch._search._regression import RegressionModelFitter
+
+    judged = []
+
+    def scale(self, refit, fraction):
+        judged.append((refit, fraction))
+        return 2.25
+
+    monkeypatch.setattr(RegressionModelFitter, "forecast_variance_scale", scale)
+    X = np.linspace(0, 6, 40)[:, None]
+    y = np.sin(2 * X[:, 0]) + 0.1 * np.random.default_rng(0).normal(size=40)
+    model = CompositionalGPRegressor(base_kernels=("SE", "LIN"), max_depth=1, random_state=0).fit(X, y)
+    assert model.selection_ == "forecast" and model.forecast_variance_scale_ == 2.25
+    # from the chosen finalist's refit on the series' start, the one its forecast was judged by
+    (refit, fraction), = judged
+    assert fraction == 0.15 and refit.structure.without_values() == model.structure_.without_values()
+    assert len(set(model.finalists_["structure"])) > 1
+    assert "predictions beyond the series' last time widen its spread 1.5-fold" in model.describe()
+    plain = pickle.loads(pickle.dumps(model))
+    plain.forecast_variance_scale_ = 1.0
+    X_new = np.linspace(3, 9, 25)[:, None]
+    beyond = X_new[:, 0] > 6
+    mean, std = model.predict(X_new, return_std=True)
+    plain_mean, plain_std = plain.predict(X_new, return_std=True)
+    np.testing.assert_array_equal(mean, plain_mean)
+    np.testing.assert_allclose(std, np.where(beyond, 1.5, 1.0) * plain_std, rtol=1e-12)
+    _, cov = model.predict(X_new, return_cov=True, include_noise=False)
+    _, plain_cov = plain.predict(X_new, return_cov=True, include_noise=False)
+    factor = np.where(beyond, 1.5, 1.0)
+    np.testing.assert_allclose(cov, plain_cov * np.outer(factor, factor), rtol=1e-12)
+    assert np.all(np.linalg.eigvalsh(cov) > -1e-8 * np.abs(cov).max())
+    # a selection that does not forecast keeps the model's own spread
+    other = CompositionalGPRegressor(base_kernels=("SE", "LIN"), max_depth=1, selection="criterion",
+                                     random_state=0).fit(X, y)
+    assert other.forecast_variance_scale_ == 1.0
+    assert "widen its spread" not in other.describe()
+
+
 @pytest.mark.parametrize("drop_at", [5.0, 9.3])
 def test_a_change_in_the_held_out_end_of_a_series_leaves_the_choice_to_the_criterion(monkeypatch, drop_at):
     # a level drop: before the latest 15 % of the rows it can be judged by a forecast of them, within them not
