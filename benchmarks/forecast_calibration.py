@@ -28,10 +28,9 @@ import numpy as np
 import extrapolation
 import unseen_series
 from skgpsearch import CompositionalGPRegressor
+from skgpsearch._search._pipeline import FORECAST_FRACTION
+from skgpsearch._search._regression import forecast_split
 from skgpsearch.grammar import FixedStructureGrammar
-
-#: The share of the training series the select stage's forecast judge holds out.
-JUDGED_FRACTION = 0.15
 
 
 def interval_scores(y, mean, std):
@@ -42,9 +41,7 @@ def interval_scores(y, mean, std):
 
 def judged_z2(structure, X, y):
     """Mean squared standardised error of ``structure`` refitted on the earlier rows, forecasting the latest."""
-    order = np.argsort(X[:, 0], kind="stable")
-    n_held = max(1, int(round(JUDGED_FRACTION * len(y))))
-    earlier, later = order[:-n_held], order[-n_held:]
+    earlier, later = forecast_split(X[:, 0], FORECAST_FRACTION)
     refit = CompositionalGPRegressor(grammar=FixedStructureGrammar(structure), random_state=0,
                                      n_jobs=1).fit(X[earlier], y[earlier])
     mean, std = extrapolation.component_predictions(refit, X[later])[0]

@@ -543,7 +543,6 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
         model = self._model = models[0]
         self._models = models
         self.forecast_variance_scale_ = float(forecast_variance_scale)
-        self._forecast_origin = float(np.max(X[:, 0]))
         self.model_weights_ = np.ones(1) if weights is None else weights
         self.averaged_structures_ = [m.structure for m in models]
         self.structure_ = model.structure
@@ -618,7 +617,8 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
                                                   return_std, return_cov, include_noise=include_noise)
         if spread is not None and self.forecast_variance_scale_ != 1.0:
             # the forecast's spread as the select stage calibrated it; inside the series' range, the model's own
-            factor = np.where(X[:, 0] > self._forecast_origin, math.sqrt(self.forecast_variance_scale_), 1.0)
+            beyond = X[:, 0] > np.max(self.X_train_[:, 0])
+            factor = np.where(beyond, math.sqrt(self.forecast_variance_scale_), 1.0)
             spread = spread * factor if return_std else spread * np.outer(factor, factor)
         return (mean, spread) if return_std or return_cov else mean
 

@@ -150,10 +150,10 @@ __all__ = [
     "explores_on_sample",
     "finalists_table",
     "halving_sizes",
-    "table_full_effort_on_subset",
     "refit_finalists",
     "resolve_selection",
     "stacking_weights",
+    "table_full_effort_on_subset",
 ]
 
 #: The stages' sizes, in one place. Above EXPLORE_ROWS rows the search explores a sample of that many
