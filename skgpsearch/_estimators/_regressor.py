@@ -196,9 +196,11 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
         lengthscale each), the additive kernel (one SE per column), one
         isotropic kernel (an SE over all columns, one lengthscale for all) and
         the linear model (one linear kernel over all columns: Bayesian linear
-        regression), on one column the one SE kernel -- are fitted after the
-        search and compete with its structures as finalists (they add no
-        children to the search).
+        regression), on one column the one SE kernel, and on a series the
+        random walk with drift ``LIN(0) + M12(0)`` (the Gaussian-process form
+        of the naive forecast with drift) -- are fitted after the search and
+        compete with its structures as finalists (they add no children to the
+        search).
     selection : {"auto", "criterion", "loo", "stacking", "forecast"}, default="auto"
         How the final model is chosen among the finalists (the search's best
         structures, the best of each depth and the baselines): by the search

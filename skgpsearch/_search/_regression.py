@@ -219,13 +219,17 @@ class RegressionModelFitter:
         return fitter
 
     def baseline_structures(self, grammar: Grammar) -> list[Expr]:
-        """One ARD kernel and the additive kernel (:meth:`~skgpsearch.grammar.Grammar.standard_structures`), and
+        """One ARD kernel and the additive kernel (:meth:`~skgpsearch.grammar.Grammar.standard_structures`);
         on two or more columns one isotropic kernel (:meth:`~skgpsearch.grammar.Grammar.isotropic_structure`) and
-        the linear model (:meth:`~skgpsearch.grammar.Grammar.linear_structure`)."""
+        the linear model (:meth:`~skgpsearch.grammar.Grammar.linear_structure`); on a series (``is_series``) the
+        random walk with drift (:meth:`~skgpsearch.grammar.Grammar.random_walk_structure`)."""
         if not self.baseline_models or grammar.single_structure:
             return []
-        structures = grammar.standard_structures(self.X.shape[1])
-        extra = [grammar.isotropic_structure(self.X.shape[1]), grammar.linear_structure(self.X.shape[1])]
+        n_features = self.X.shape[1]
+        structures = grammar.standard_structures(n_features)
+        extra = [grammar.isotropic_structure(n_features), grammar.linear_structure(n_features)]
+        if self.is_series:
+            extra.append(grammar.random_walk_structure(n_features))
         return structures + [e for e in extra if e is not None]
 
     @property

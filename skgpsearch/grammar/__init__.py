@@ -18,6 +18,7 @@ from ._grammars import (
     default_grammar,
     get_grammar,
     grammar_names,
+    random_walk_with_drift,
 )
 from ._kinds import KINDS, KernelKind, get_kind, kind_names
 from ._parse import parse
@@ -45,4 +46,5 @@ __all__ = [
     "kind_names",
     "multiply",
     "parse",
+    "random_walk_with_drift",
 ]

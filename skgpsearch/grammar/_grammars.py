@@ -22,6 +22,18 @@ __all__ = ["Grammar", "CompositionalGrammar", "FixedStructureGrammar", "SumOfPro
 BASELINE_KIND = "SE"
 #: The kind of the linear trend a series finalist may gain (see :meth:`Grammar.trend_variants`).
 TREND_KIND = "LIN"
+#: The kind whose long-lengthscale limit is a random walk (see :meth:`Grammar.random_walk_structure`).
+RANDOM_WALK_KIND = "M12"
+
+
+def random_walk_with_drift(column: int) -> Expr:
+    """``LIN(column) + M12(column)``: a linear trend plus an Ornstein-Uhlenbeck (Matérn 1/2) process.
+
+    With a lengthscale long against the series the M12 term is a random walk: the
+    forecast starts at the last level and keeps the trend's slope, the Gaussian-process
+    form of the naive forecast with drift; with a short one it is rough noise about the trend.
+    """
+    return add(Base(TREND_KIND, column), Base(RANDOM_WALK_KIND, column))
 
 
 class Grammar:
@@ -201,6 +213,18 @@ class Grammar:
         straight plane often predicts better than any smooth kernel.
         """
         return self._one_kernel_over_se_columns(TREND_KIND, n_features)
+
+    def random_walk_structure(self, n_features: int) -> Expr | None:
+        """On one column whose base kernels include ``LIN``, :func:`random_walk_with_drift` of it; otherwise None.
+
+        A model fitter may let it compete with the standard structures on a series: a short
+        series that trends (sales, users, temperatures) is often forecast best from its last
+        level and mean slope, where every stationary kernel reverts to the mean.
+        """
+        if n_features != 1 or Base(TREND_KIND, 0) not in self.base_set(1):
+            return None
+        walk = random_walk_with_drift(0)
+        return walk if self.admits(walk) else None
 
     def _se_columns(self, n_features: int) -> list[int]:
         """The columns whose base kernels include SE (the columns of the baselines)."""
@@ -473,6 +497,9 @@ class FixedStructureGrammar(Grammar):
         return None
 
     def linear_structure(self, n_features: int) -> Expr | None:
+        return None
+
+    def random_walk_structure(self, n_features: int) -> Expr | None:
         return None
 
     def trend_variants(self, expr: Expr, n_features: int) -> list[Expr]:

@@ -22,7 +22,8 @@ from .._search._diagnostics import advice_for, grouped_findings
 from .._search._pipeline import (COMPOSITE_MARGIN_SE, CROSS_VALIDATION_FOLDS, FORECAST_FRACTION,
                                  LOO_OPTIMISM_PER_HYPERPARAMETER, TREND_VARIANT_MESSAGE)
 from .._search._regression import RegressionModelFitter
-from ..grammar import Base, Change, Expr, Product, Sum, parse
+from ..grammar import Base, Change, Expr, Product, Sum, parse, random_walk_with_drift
+from ..grammar._grammars import RANDOM_WALK_KIND
 from ._decompose import decompose, feature_names_of, gp_training_inputs, position
 from ._views import ClassificationView, explanation_view
 
@@ -231,6 +232,9 @@ def _finalist_text(estimator, names, n_rows, chosen, target_class=None):
     if table["baseline"][chosen_row]:
         composite = [i for i in rows if not table["baseline"][i]]
         what = ("One ARD kernel (an SE over all columns, one lengthscale each)" if isinstance(chosen, Product)
+                else "The random walk with drift (a linear trend plus a Matérn 1/2 process: the forecast starts "
+                     "at the last level and keeps the trend's slope)"
+                if chosen.without_values() == random_walk_with_drift(0)
                 else "The additive kernel (one SE per column)" if isinstance(chosen, Sum)
                 else "One isotropic kernel (an SE over all columns, one lengthscale for all)"
                 if len(chosen.columns) > 1 and chosen.name == "SE"
@@ -535,7 +539,11 @@ def _function_of(group, var, spread):
         detail = f"lengthscale{'s' if len(smooth) > 1 else ''} ≈ {scales}"
         if "alpha" in first.kind.parameters and len(smooth) == 1:
             detail += f", α ≈ {_num(first.params.get('alpha', np.nan))}"
-        if all(f.params.get("lengthscale", 0) > 5 * spread for f in smooth):
+        if len(smooth) == 1 and first.kind.name == RANDOM_WALK_KIND and not linear:
+            # an Ornstein-Uhlenbeck process: a random walk on spans below its lengthscale, however long that is
+            detail += (": over shorter spans it wanders like a random walk, and beyond the data its forecast starts "
+                       "at the last level and returns to the mean over about that span")
+        elif all(f.params.get("lengthscale", 0) > 5 * spread for f in smooth):
             detail += ", far beyond the data's range: nearly linear there"
         head += f" ({detail})"
         if linear:

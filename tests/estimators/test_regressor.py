@@ -862,6 +862,28 @@ def test_on_one_column_the_se_baseline_competes_as_a_finalist():
     assert table["forecast_log_density"][row] < table["forecast_log_density"][table["weight"].index(1.0)]
 
 
+def test_a_random_walk_with_drift_is_forecast_from_its_last_level_and_drift():
+    # unit steps with drift 0.5: the best forecast h steps ahead is the last value plus 0.5 h, spreading as sqrt(h)
+    rng = np.random.default_rng(4)
+    y = np.cumsum(0.5 + rng.normal(size=80))
+    X = np.arange(80.0)[:, None]
+    model = CompositionalGPRegressor(base_kernels=("SE", "LIN"), max_depth=1, change_operators=None,
+                                     random_state=0, n_jobs=1).fit(X, y)
+    table = model.finalists_
+    row = table["structure"].index("LIN(0) + M12(0)")
+    assert table["baseline"][row] and table["forecast_log_density"][row] is not None
+    steps = np.arange(1.0, 11.0)
+    mean, std = model.predict(79.0 + steps[:, None], return_std=True)
+    # the search's SE and SE + LIN revert toward the series' mean: 4.6 from the ideal forecast
+    assert np.sqrt(np.mean((mean - (y[-1] + 0.5 * steps)) ** 2)) < 1.0
+    assert std[-1] > 1.5 * std[0]
+    # an input that is no time index (irregular, repeated values) has no random walk among its finalists
+    x = np.round(rng.uniform(0, 80, 80), 0)[:, None]
+    other = CompositionalGPRegressor(base_kernels=("SE", "LIN"), max_depth=1, change_operators=None,
+                                     random_state=0, n_jobs=1).fit(x, y)
+    assert "LIN(0) + M12(0)" not in other.finalists_["structure"]
+
+
 def test_series_finalists_gain_linear_trends_that_forecast_the_rise():
     # a cycle on a rising line, searched one level deep: no base kernel alone forecasts it
     rng = np.random.default_rng(0)
@@ -871,7 +893,8 @@ def test_series_finalists_gain_linear_trends_that_forecast_the_rise():
                                      random_state=0).fit(X, y)
     results = model.search_results_
     rows = {s: i for i, s in enumerate(results["structure"])}
-    explored = sorted((s for s, d in zip(results["structure"], results["depth"]) if d == 1),
+    explored = sorted((s for s, d, m in zip(results["structure"], results["depth"], results["message"])
+                       if d == 1 and not m.startswith("baseline")),
                       key=lambda s: -results["criterion"][rows[s]])
     parents = [s for s in explored[:2] if s != "LIN(0)"]  # the two best; LIN(0) has its trend already
     variants = {p: i for i, p in enumerate(results["parent"]) if p is not None}

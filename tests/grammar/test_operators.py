@@ -202,6 +202,18 @@ def test_the_isotropic_structure_is_one_se_over_the_columns_that_admit_se():
     assert FixedStructureGrammar(parse("SE(0)")).isotropic_structure(3) is None
 
 
+def test_the_random_walk_structure_is_a_linear_trend_plus_matern_half_on_one_column():
+    walk = CompositionalGrammar(["SE", "LIN"]).random_walk_structure(1)
+    assert walk == parse("LIN(0) + M12(0)")
+    # one slope variance and offset, one amplitude and lengthscale
+    assert walk.n_hyperparameters == 4
+    # a series only: several columns have none, nor a grammar without a linear trend or with one-term sums
+    assert CompositionalGrammar(["SE", "LIN"]).random_walk_structure(2) is None
+    assert CompositionalGrammar(["SE", "PER"]).random_walk_structure(1) is None
+    assert CompositionalGrammar(["SE", "LIN"], max_terms=1).random_walk_structure(1) is None
+    assert FixedStructureGrammar(parse("SE(0)")).random_walk_structure(1) is None
+
+
 def test_sop_with_several_kinds():
     g = SumOfProductsGrammar(["SE", "LIN"], prune=False)
     expr = parse("SE(0) + LIN(1)")

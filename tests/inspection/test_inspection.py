@@ -273,6 +273,17 @@ def test_nearly_constant_factors_are_called_so():
     assert "nearly constant in `a`" in text and "smooth in `b` with lengthscale ≈ 0.5" in text
 
 
+@pytest.mark.parametrize("lengthscale", [2.0, 300.0])
+def test_a_matern_half_term_is_called_a_random_walk_however_long_its_lengthscale(lengthscale):
+    # exp(-r / l) = 1 - r / l + ...: increments grow with the span as a random walk's do, never nearly linear
+    term = Base("M12", 0, {"variance": 1.0, "lengthscale": lengthscale})
+    text = describe_term(term, ["t"], ranges=np.array([4.0]))
+    assert "wanders like a random walk" in text and "starts at the last level" in text
+    assert "nearly linear" not in text
+    smooth = describe_term(Base("SE", 0, {"variance": 1.0, "lengthscale": 300.0}), ["t"], ranges=np.array([4.0]))
+    assert "nearly linear there" in smooth and "random walk" not in smooth
+
+
 def test_the_nearly_constant_factors_of_an_ard_product_share_one_phrase():
     lengthscales = [300.0, 0.5, 90.0, 1000.0]
     term = Base("SE", 0, {"variance": 1.0, "lengthscale": lengthscales[0]})
@@ -578,15 +589,18 @@ def test_finalist_text_names_the_multi_column_baselines(chosen, name):
     assert f"{name} predicted held-out rows better than every composite structure" in text
 
 
-def test_finalist_text_names_the_one_column_baseline_that_forecast_best():
-    se = parse("SE(0)")
-    table = {"structure": ["SE(0)", "PER(0) + LIN(0)"], "criterion": [-30.0, -20.0],
+@pytest.mark.parametrize("chosen, name", [
+    ("SE(0)", "The plain smooth model (one SE kernel)"),
+    ("LIN(0) + M12(0)", "The random walk with drift (a linear trend plus a Matérn 1/2 process: the forecast starts "
+                        "at the last level and keeps the trend's slope)"),
+])
+def test_finalist_text_names_the_one_column_baseline_that_forecast_best(chosen, name):
+    table = {"structure": [chosen, "PER(0) + LIN(0)"], "criterion": [-30.0, -20.0],
              "loo_log_density": [None, None], "forecast_log_density": [-5.0, -9.0], "weight": [1.0, 0.0],
              "baseline": [True, False]}
-    text = _finalist_text(SimpleNamespace(finalists_=table), ["t"], 60, se)
+    text = _finalist_text(SimpleNamespace(finalists_=table), ["t"], 60, parse(chosen))
     assert "forecasts its last 9 rows" in text
-    assert ("The plain smooth model (one SE kernel) forecast the series' end better than every structure of the "
-            "search") in text
+    assert f"{name} forecast the series' end better than every structure of the search" in text
     assert "ARD" not in text and "additive" not in text
 
 
