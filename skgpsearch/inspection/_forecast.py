@@ -3,7 +3,7 @@
 Shuffled cross-validation asks how well a model fills gaps; for a series the question is
 how well it forecasts, and only a split in time answers it. :func:`forecast_holdout`
 refits the chosen model on the earliest rows and scores its forecast of the latest rows
-against a RandomForest, the last observed value and a straight line.
+against a RandomForest, the last observed value, the naive forecast with drift and a straight line.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from ._decompose import feature_names_of
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-__all__ = ["forecast_holdout", "forecast_table", "plot_forecast", "refit_copy"]
+__all__ = ["forecast_holdout", "forecast_table", "naive_with_drift", "plot_forecast", "refit_copy"]
 
 #: The fewest training rows a hold-out forecast fits on.
 MIN_FORECAST_TRAINING_ROWS = 5
@@ -63,7 +63,8 @@ def forecast_holdout(
 
     The rows are ordered by the single input column (a time index); the last
     ``holdout`` fraction is held out. The GP (the chosen structure refitted, or
-    the whole search rerun), a RandomForest, the last observed value and a
+    the whole search rerun), a RandomForest, the last observed value, the
+    last value plus the mean step (the naive forecast with drift) and a
     least-squares straight line are fitted on the earlier rows and scored on
     the held-out ones.
 
@@ -142,6 +143,11 @@ def forecast_holdout(
     walk_sd = np.std(steps) * np.sqrt(np.arange(1, n_test + 1)) if len(steps) > 1 else None
     results.append(_scores("last observed value", y[test], last, walk_sd, 0.0))
 
+    if len(steps) > 1:
+        drift_mean, drift_sd = naive_with_drift(y[train], n_test)
+        results.append(_scores("last value plus the mean step (naive with drift)", y[test], drift_mean, drift_sd,
+                               0.0))
+
     slope, intercept = np.polyfit(x[train], y[train], 1)
     residual_sd = np.std(y[train] - (slope * x[train] + intercept), ddof=2)
     results.append(_scores("straight line (least squares)", y[test], slope * x[test] + intercept,
@@ -160,6 +166,23 @@ def forecast_holdout(
         "mean": mean,
         "std": std,
     }
+
+
+def naive_with_drift(y_train: np.ndarray, n_ahead: int) -> tuple[np.ndarray, np.ndarray]:
+    """The naive forecast with drift of the next ``n_ahead`` values of a series, and its standard deviations.
+
+    The last value plus h times the mean step; the steps' spread σ gives the h-step
+    standard deviation σ √(h (1 + h / (T − 1))) of T training values: the walk's own
+    h σ² plus the estimated drift's h² σ² / (T − 1) (Hyndman & Athanasopoulos,
+    *Forecasting: Principles and Practice*, §5.5). At least three training values.
+    """
+    y_train = np.asarray(y_train, dtype=float)
+    if y_train.size < 3:
+        raise ValueError(f"The naive forecast with drift needs at least 3 values, got {y_train.size}.")
+    steps = np.diff(y_train)
+    horizon = np.arange(1, n_ahead + 1)
+    mean = y_train[-1] + horizon * steps.mean()
+    return mean, steps.std(ddof=1) * np.sqrt(horizon * (1.0 + horizon / steps.size))
 
 
 def _scores(method, truth, mean, std, seconds):

@@ -29,6 +29,7 @@ from skgpsearch.inspection import (
     write_report,
 )
 from skgpsearch.inspection._describe import IRRELEVANT_RELEVANCE, _ard_lines, _finalist_text, describe_term
+from skgpsearch.inspection._forecast import naive_with_drift
 from skgpsearch.grammar import FixedStructureGrammar
 from skgpsearch.kernels import from_kernel, to_kernel
 
@@ -342,6 +343,22 @@ def test_plots_name_the_target_and_keep_labels_inside(additive_regression):
         assert area.x0 <= extent.x0 and extent.x1 <= area.x1, label.get_text()
 
 
+def test_the_naive_forecast_with_drift_covers_95_percent_of_simulated_random_walks():
+    # 4000 random walks with drift, 40 values each, forecast 30 steps: the interval that forgets the drift's
+    # uncertainty would hold 86 % at the 30th step
+    rng = np.random.default_rng(0)
+    walks = np.cumsum(0.7 + 2.0 * rng.normal(size=(4000, 70)), axis=1)
+    inside = np.empty((4000, 30), dtype=bool)
+    for i, walk in enumerate(walks):
+        mean, sd = naive_with_drift(walk[:40], 30)
+        inside[i] = np.abs(walk[40:] - mean) <= 1.96 * sd
+    coverage = inside.mean(axis=0)
+    assert np.all(np.abs(coverage - 0.95) < 0.02), coverage
+    assert np.allclose(naive_with_drift(np.array([1.0, 2.0, 4.0]), 2)[0], [5.5, 7.0])
+    with pytest.raises(ValueError, match="at least 3 values"):
+        naive_with_drift(np.array([1.0, 2.0]), 1)
+
+
 def test_holdout_forecast_of_a_periodic_trend(periodic_regression, additive_regression, interaction_classifier):
     model, t, y = periodic_regression
     # rows in any order: the split follows the input column
@@ -349,16 +366,21 @@ def test_holdout_forecast_of_a_periodic_trend(periodic_regression, additive_regr
     result = forecast_holdout(model, t[shuffled], y[shuffled])
     assert result["n_train"] == 72 and result["n_test"] == 18
     assert np.array_equal(result["X_test"], t[72:, 0]) and result["split_at"] == t[71, 0]
-    rows = {row["method"].split(" (")[0].split(" ")[0]: row for row in result["rows"]}
+    prefixes = {"GP": "GP ", "RandomForest": "RandomForest", "straight": "straight line", "last": "last observed",
+                "drift": "last value plus the mean step"}
+    rows = {key: next(r for r in result["rows"] if r["method"].startswith(prefix)) for key, prefix in prefixes.items()}
     # independent numbers: the straight line and the last value, computed here
     slope, intercept = np.polyfit(t[:72, 0], y[:72], 1)
     line_rmse = np.sqrt(np.mean((slope * t[72:, 0] + intercept - y[72:]) ** 2))
     assert rows["straight"]["RMSE"] == pytest.approx(line_rmse)
     assert rows["last"]["RMSE"] == pytest.approx(np.sqrt(np.mean((y[71] - y[72:]) ** 2)))
+    drift = (y[71] - y[0]) / 71
+    assert rows["drift"]["RMSE"] == pytest.approx(
+        np.sqrt(np.mean((y[71] + drift * np.arange(1, 19) - y[72:]) ** 2)))
     gp = rows["GP"]
     assert gp["RMSE"] == pytest.approx(np.sqrt(np.mean((result["mean"] - y[72:]) ** 2)))
     # trend plus a yearly cycle: the GP forecast beats every simple forecaster by a wide margin, and is calibrated
-    assert gp["RMSE"] < 0.3 * min(rows[k]["RMSE"] for k in ("RandomForest", "straight", "last"))
+    assert gp["RMSE"] < 0.3 * min(rows[k]["RMSE"] for k in ("RandomForest", "straight", "last", "drift"))
     assert gp["coverage"] >= 0.8 and gp["MNLP"] < rows["straight"]["MNLP"]
     assert np.isnan(rows["RandomForest"]["MNLP"])
     assert "| inside the 95 % interval |" in forecast_table(result)
