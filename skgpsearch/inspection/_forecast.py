@@ -143,10 +143,8 @@ def forecast_holdout(
     walk_sd = np.std(steps) * np.sqrt(np.arange(1, n_test + 1)) if len(steps) > 1 else None
     results.append(_scores("last observed value", y[test], last, walk_sd, 0.0))
 
-    if len(steps) > 1:
-        drift_mean, drift_sd = naive_with_drift(y[train], n_test)
-        results.append(_scores("last value plus the mean step (naive with drift)", y[test], drift_mean, drift_sd,
-                               0.0))
+    drift_mean, drift_sd = naive_with_drift(y[train], n_test)  # (MIN_FORECAST_TRAINING_ROWS values at least)
+    results.append(_scores("last value plus the mean step (naive with drift)", y[test], drift_mean, drift_sd, 0.0))
 
     slope, intercept = np.polyfit(x[train], y[train], 1)
     residual_sd = np.std(y[train] - (slope * x[train] + intercept), ddof=2)
