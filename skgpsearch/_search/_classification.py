@@ -253,6 +253,10 @@ class BinaryClassificationModelFitter:
         """No cross-validated densities for classification (``cross_validates`` is False)."""
         return None, []
 
+    def interpolates_noise(self, record: CandidateRecord) -> bool:
+        """A classifier never forecasts (and its search rejects white-noise terms already)."""
+        return False
+
     def changes_in_forecast_rows(self, record: CandidateRecord, fraction: float) -> bool:
         """A classifier never forecasts (``forecasts`` is False)."""
         return False

@@ -261,14 +261,22 @@ def _least_white_noise(kernel, X, n_features):
     return float(np.min(sum(term.diag(X) for term in terms)))
 
 
-def white_noise_term(expr: Expr, X: np.ndarray, summary: DataSummary | None = None) -> Expr | None:
+def white_noise_term(expr: Expr, X: np.ndarray, summary: DataSummary | None = None,
+                     by_design: bool = True) -> Expr | None:
     """The first additive term of ``expr`` (a fitted structure) that acts as white noise on ``X``, or None.
 
     White noise: for the median row of ``X``, no other row has a correlation
     above ``WHITE_NOISE_CORRELATION`` under the term. ``summary``: the data
     summary the structure was fitted with (its values lie within its bounds).
+    ``by_design=False`` passes over terms with a white-noise factor (``LIN *
+    WN``: noise whose level varies, white noise by design): what is left is
+    a signal term in the form of noise, which interpolates the training rows.
+    The terms are those of the structure's expansion into a sum of products,
+    so that ``PER * (PER + WN)`` is checked as ``PER * PER + PER * WN``.
     """
     for term in expr.sum_of_products():
+        if not by_design and any(leaf.kind.white_noise for leaf in term.leaves):
+            continue
         if term.columns and _acts_as_white_noise(term, X, lambda term=term: to_kernel(term, summary=summary)):
             return term
     return None

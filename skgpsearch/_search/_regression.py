@@ -29,7 +29,7 @@ from ..grammar import Expr, Grammar
 from ..kernels import DataSummary, looks_like_time_index, to_kernel
 from . import _pipeline
 from ._candidate_fitter import EXPLORE_THEN_POLISH, SCREENED_FROM_ROWS, CandidateFitter, with_effort
-from ._diagnostics import MAD_TO_SD
+from ._diagnostics import MAD_TO_SD, _spread_rows, white_noise_term
 from ._exact_fitter import RegressionCandidateFitter
 from ._laplace_fitter import LaplaceCandidateFitter
 from ._models import RegressionModel
@@ -350,6 +350,13 @@ class RegressionModelFitter:
         if errors is None or not np.all(np.isfinite(errors[0])):
             return 1.0
         return max(1.0, float(np.mean(errors[0] ** 2)))
+
+    def interpolates_noise(self, record: CandidateRecord) -> bool:
+        """Whether a term of ``record``'s structure, other than white noise by design (``WN``, ``LIN * WN``), acts
+        as white noise on the training inputs (:func:`~skgpsearch._search._diagnostics.white_noise_term`): a
+        signal term that correlates no two rows interpolates the noise, and a forecast carries whatever
+        correlations it keeps at longer lags (a product of two short-lengthscale cycles that realign)."""
+        return white_noise_term(record.structure, _spread_rows(self.X), self.summary, by_design=False) is not None
 
     def changes_in_forecast_rows(self, record: CandidateRecord, fraction: float) -> bool:
         """Whether ``record``'s structure changes within the latest ``fraction`` of the rows (see

@@ -915,6 +915,31 @@ def test_series_finalists_gain_linear_trends_that_forecast_the_rise():
     assert "PER(x0) + LIN(x0) (trend variant, fitted after the search)" in model.describe()
 
 
+def test_finalists_that_interpolate_the_noise_are_not_judged_by_their_forecasts(monkeypatch):
+    from skgpsearch._search._regression import RegressionModelFitter
+
+    # a cycle, whose periodic finalists forecast best: flagged, they must give way to the others
+    rng = np.random.default_rng(1)
+    X = np.linspace(0, 8, 48)[:, None]
+    y = np.sin(2 * np.pi * X[:, 0]) + 0.1 * rng.normal(size=48)
+    flagged = []
+
+    def interpolates(self, record):
+        flagged.append(str(record.structure.without_values()))
+        return "PER" in flagged[-1]
+
+    monkeypatch.setattr(RegressionModelFitter, "interpolates_noise", interpolates)
+    model = CompositionalGPRegressor(base_kernels=("SE", "PER", "LIN"), max_depth=1, change_operators=None,
+                                     n_restarts=0, random_state=0, n_jobs=1).fit(X, y)
+    table = model.finalists_
+    periodic = [i for i, s in enumerate(table["structure"]) if "PER" in s]
+    assert periodic and sorted(table["structure"][i] for i in periodic) == sorted(s for s in flagged if "PER" in s)
+    assert all(table["forecast_log_density"][i] is None and table["weight"][i] == 0 for i in periodic)
+    assert "PER" not in str(model.structure_)
+    assert all(table["forecast_log_density"][i] is not None for i in range(len(table["structure"])) if i not in periodic)
+    assert f"{len(periodic)} of the finalists not judged by their forecasts" in model.search_stop_reason_
+
+
 def test_an_interrupt_while_forecasting_keeps_the_criterions_choice(monkeypatch):
     from skgpsearch._search._regression import RegressionModelFitter
 

@@ -13,8 +13,9 @@ from skgpsearch._search._diagnostics import (
     diagnose,
     grouped_findings,
     warn_about_degenerate_optimum,
+    white_noise_term,
 )
-from skgpsearch.grammar import kind_names, parse
+from skgpsearch.grammar import Base, kind_names, parse
 from skgpsearch.inspection import describe
 from skgpsearch.kernels import DataSummary, to_kernel
 
@@ -254,3 +255,21 @@ def test_describe_names_the_terms_of_one_finding_in_one_caution():
     text = describe(model)
     assert text.count("Caution:") == 1
     assert "Caution: each of SE(time), SE(depth) and SE(mass) is constant on the data." in text
+
+
+def test_a_white_noise_term_is_found_inside_a_product_with_a_white_noise_kernel():
+    # a cycle times a kernel that correlates no two years: white noise in the form of a signal, which interpolates
+    X = np.arange(1860.0, 1950.0)[:, None]
+    cycle = Base("PER", 0, {"variance": 1.0, "lengthscale": 0.83, "period": 7.86})
+    rough = Base("SE", 0, {"variance": 1.2, "lengthscale": 0.1})
+    term = cycle * rough
+    correlation = np.asarray(to_kernel(term)(X))
+    correlation /= np.sqrt(np.outer(np.diag(correlation), np.diag(correlation)))
+    np.fill_diagonal(correlation, -np.inf)
+    assert np.median(correlation.max(axis=1)) < 1e-6  # the ground truth of the check, by brute force
+    # PER * (SE + WN) = PER * SE + PER * WN: the signal term is found, though the product has a WN factor
+    found = white_noise_term(cycle * (rough + Base("WN", params={"variance": 1e-6})), X, by_design=False)
+    assert found is not None and sorted(leaf.kind.name for leaf in found.leaves) == ["PER", "SE"]
+    # white noise by design is passed over; a smooth term is no white noise
+    assert white_noise_term(parse("LIN(0) * WN"), X, by_design=False) is None
+    assert white_noise_term(cycle * Base("SE", 0, {"variance": 1.0, "lengthscale": 5.0}), X, by_design=False) is None
