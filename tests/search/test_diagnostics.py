@@ -270,6 +270,7 @@ def test_a_white_noise_term_is_found_inside_a_product_with_a_white_noise_kernel(
     # PER * (SE + WN) = PER * SE + PER * WN: the signal term is found, though the product has a WN factor
     found = white_noise_term(cycle * (rough + Base("WN", params={"variance": 1e-6})), X, by_design=False)
     assert found is not None and sorted(leaf.kind.name for leaf in found.leaves) == ["PER", "SE"]
-    # white noise by design is passed over; a smooth term is no white noise
-    assert white_noise_term(parse("LIN(0) * WN"), X, by_design=False) is None
+    # white noise by design (a WN factor) is found only when asked for; a smooth term is no white noise
+    noise = Base("LIN", 0, {"variance": 1.0, "offset": 1800.0}) * Base("WN", params={"variance": 0.5})
+    assert white_noise_term(noise, X) is not None and white_noise_term(noise, X, by_design=False) is None
     assert white_noise_term(cycle * Base("SE", 0, {"variance": 1.0, "lengthscale": 5.0}), X, by_design=False) is None
