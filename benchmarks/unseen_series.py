@@ -41,6 +41,7 @@ import numpy as np
 from scipy import stats
 
 from skgpsearch import CompositionalGPRegressor
+from skgpsearch.inspection._forecast import naive_with_drift
 
 SERIES = ["nile", "sunspots", "realgdp", "unemp", "infl"]
 R_SERIES = ["lynx", "LakeHuron", "UKgas", "USAccDeaths", "nottem", "JohnsonJohnson", "austres", "WWWusage",
@@ -80,9 +81,9 @@ def season_length(t):
 
 def naive_forecasts(y_train, horizon, season):
     """RMSE-ready forecasts: naive with drift, and seasonal naive with drift (None without a season)."""
+    drift, _ = naive_with_drift(y_train, horizon)
     slope = (y_train[-1] - y_train[0]) / (y_train.size - 1)
     steps = np.arange(1, horizon + 1)
-    drift = y_train[-1] + slope * steps
     if season is None or y_train.size < season:
         return drift, None
     last = y_train[-season:]
