@@ -20,6 +20,7 @@ import numpy as np
 
 from . import OutlierWarning, __version__, print_progress, search_progress
 from .criteria import criterion_names
+from .inspection._decompose import numeric_inputs
 from .kernels import looks_like_time_index
 
 MIN_ROWS = 5
@@ -75,7 +76,8 @@ def _parser():
         help="search the structure for the columns of a CSV file",
         description="Search a GP kernel structure that predicts one column of a CSV file from the others.",
     )
-    discover.add_argument("data", metavar="DATA.csv", help="CSV file with a header row; features must be numeric")
+    discover.add_argument("data", metavar="DATA.csv",
+                          help="CSV file with a header row; features must be numbers or ISO dates (2015-03-01)")
     discover.add_argument("--target", required=True, metavar="COLUMN", help="the column to predict")
     discover.add_argument("--task", choices=("auto", "regression", "classification"), default="auto",
                           help="auto: classification for text targets or few integer values (default: auto)")
@@ -86,7 +88,7 @@ def _parser():
                           help="largest number of search steps (default: regression 2 + the number of input "
                           "columns, from 3 to 10; classification 6)")
     discover.add_argument("--base-kernels", default=None, metavar="KINDS",
-                          help="comma-separated base kernels, e.g. SE,PER,LIN (default: regression SE,RQ,PER,LIN "
+                          help="comma-separated base kernels, e.g. SE,PER,LIN (default: regression SE,RQ,PER,LIN,WN "
                           "on one input column, SE on several; classification SE)")
     changes = discover.add_mutually_exclusive_group()
     changes.add_argument("--changepoints", action="store_true",
@@ -194,14 +196,16 @@ def _discover(args):
     if not features:
         raise UsageError(f"{args.data} has no feature columns besides the target {args.target!r}.")
     target = columns[args.target]
-    text_features = [name for name in features if _numeric(columns[name]) is None]
+    values = {name: _numeric(columns[name]) for name in features}
+    values.update({name: _dates(columns[name]) for name, column in values.items() if column is None})
+    text_features = [name for name in features if values[name] is None]
     if text_features:
         raise UsageError(
             f"non-numeric feature column(s) {', '.join(map(repr, text_features))}: encode categories as "
-            "numbers first (e.g. one column per category), or drop these columns."
+            "numbers first (e.g. one column per category), or drop these columns. (Dates are read in ISO "
+            "form: 2015-03-01, 2015-03 or 2015-03-01 14:30.)"
         )
-    X = np.column_stack([_numeric(columns[name]) for name in features])
-    bad = [name for name, column in zip(features, X.T) if not np.all(np.isfinite(column))]
+    bad = [name for name in features if not np.all(_finite(values[name]))]
     if bad:
         raise UsageError(
             f"feature column(s) {', '.join(map(repr, bad))} have missing or infinite values: "
@@ -239,9 +243,13 @@ def _discover(args):
     if args.changepoints or args.no_changepoints:
         params["change_operators"] = ("CP", "CW") if args.changepoints else None
     model = estimator_class(**params)
-    X = _frame(X, features)
+    X = _table(values, features)
     print(f"{args.data}: {len(y)} rows, {len(features)} feature{'s' if len(features) != 1 else ''}; "
           f"{task} of {args.target!r} ({reason}).")
+    dated = [name for name in features if values[name].dtype.kind == "M"]
+    if dated:
+        print(f"Dates in {', '.join(map(repr, dated))}: measured in decimal years (2015.5 is the middle of 2015), "
+              "so periods and lengthscales read in years.")
     try:
         seconds = _fit(model, X, y, quiet=args.quiet)
     except ValueError as error:
@@ -256,7 +264,7 @@ def _discover(args):
         comparison = compare_with_random_forest(model, X, y, cv=5, random_state=args.random_state,
                                                 n_jobs=args.n_jobs, feature_names=features)
         print(comparison_table(comparison))
-        if task == "regression" and len(features) == 1 and looks_like_time_index(np.asarray(X, dtype=float)):
+        if task == "regression" and len(features) == 1 and looks_like_time_index(numeric_inputs(model, X)):
             forecast = _print_forecast(model, X, y, args, features)
     if args.report:
         _write_report(model, X, y, args.report, comparison=comparison, compare=False, target_name=args.target,
@@ -325,6 +333,39 @@ def _numeric(values):
     return out
 
 
+def _dates(values):
+    """The column as datetime64 (missing cells NaT) when every cell is an ISO date or empty, else None."""
+    cells = [value.strip() for value in values]
+    cells = ["NaT" if cell.lower() in _MISSING else cell for cell in cells]
+    if all(cell == "NaT" for cell in cells):
+        return None
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # "2015-03-01T00:00Z": numpy keeps no time zone, read as UTC
+            return np.array(cells, dtype="datetime64[us]")
+    except ValueError:
+        return None
+
+
+def _finite(column):
+    return ~np.isnat(column) if column.dtype.kind == "M" else np.isfinite(column)
+
+
+def _table(values, names):
+    """The feature columns as the model takes them: a DataFrame (dates stay dates) when pandas is installed."""
+    try:
+        import pandas as pd
+    except ImportError:
+        return _array(values, names)
+    return pd.DataFrame({name: values[name] for name in names}, columns=list(names))
+
+
+def _array(values, names):
+    if len({values[name].dtype.kind for name in names}) > 1:
+        raise UsageError("a table of dates and numbers needs pandas (pip install pandas).")
+    return np.column_stack([values[name] for name in names])
+
+
 def _task(values, task):
     numbers = _numeric(values)
     if numbers is None and task != "classification":
@@ -365,10 +406,11 @@ def _predict(args):
         _check_writable(args.output, "the predictions")
     header, columns = _read_csv(args.data)
     names = _model_columns(model, header, args.data)
-    X = np.column_stack([_feature_column(columns[name], name, args.data) for name in names])
-    if len(X) == 0:
+    if not columns[header[0]]:
         raise UsageError(f"{args.data} has no data rows.")
-    X = _frame(X, names) if hasattr(model, "feature_names_in_") else X
+    values = {name: _feature_column(columns[name], name, args.data) for name in names}
+    # a model fitted without column names takes an array (of numbers, or of dates)
+    X = _table(values, names) if hasattr(model, "feature_names_in_") else _array(values, names)
     try:
         names_out, values = _predictions(model, X)
     except ValueError as error:
@@ -423,8 +465,11 @@ def _model_columns(model, header, data):
 def _feature_column(values, name, data):
     numbers = _numeric(values)
     if numbers is None:
-        raise UsageError(f"the feature column {name!r} of {data} is not numeric; encode it as it was for training.")
-    bad = np.flatnonzero(~np.isfinite(numbers))
+        numbers = _dates(values)
+    if numbers is None:
+        raise UsageError(f"the feature column {name!r} of {data} is neither numbers nor dates; encode it as it was "
+                         "for training.")
+    bad = np.flatnonzero(~_finite(numbers))
     if bad.size:
         lines = ", ".join(str(i + 2) for i in bad[:5])
         raise UsageError(f"the feature column {name!r} of {data} has missing or infinite values "

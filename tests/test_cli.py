@@ -148,6 +148,10 @@ def test_integer_targets_with_few_values_are_classes(tmp_path, capsys):
         (None, ["--target", "y"], "no such file"),
         ("x,y\n1,2\n2,3\n3,4\n4,5\n5,6\n6,7\n", ["--target", "w"], "has no column 'w'; its columns are: x, y"),
         ("x,c,y\n1,a,2\n2,b,3\n3,a,4\n4,b,5\n5,a,6\n", ["--target", "y"], "non-numeric feature column(s) 'c'"),
+        ("d,y\n1/2/2015,2\n2/2/2015,3\n3/2/2015,4\n4/2/2015,5\n5/2/2015,6\n", ["--target", "y"],
+         "Dates are read in ISO form"),
+        ("d,y\n2015-01-01,2\n,3\n2015-03-01,4\n2015-04-01,5\n2015-05-01,6\n", ["--target", "y"],
+         "feature column(s) 'd' have missing"),
         ("x,y\n1,2\n2,3\n", ["--target", "y"], "has 2 data rows; the search needs at least 5"),
         ("x,y\n1,2\n,3\n3,4\n4,5\n5,6\n6,7\n", ["--target", "y"], "feature column(s) 'x' have missing"),
         ("x,y\n1,2\n2,3\n3,\n4,5\n5,6\n6,7\n", ["--target", "y"], "target column 'y' has missing values"),
@@ -230,6 +234,32 @@ def test_save_model_then_predict_new_rows(regression_csv, tmp_path, capsys):
 
     model = joblib.load(model_path)
     assert np.allclose(model.predict(pd.DataFrame({"x": grid, "z": 0.0})), values[:, 2])
+
+
+def test_discover_and_predict_a_series_with_dates(tmp_path, capsys):
+    months = [f"{2010 + i // 12}-{i % 12 + 1:02d}-01" for i in range(36)]
+    rng = np.random.default_rng(2)
+    y = np.sin(2 * np.pi * np.arange(36) / 12) + 0.1 * rng.normal(size=36)
+    data = tmp_path / "monthly.csv"
+    data.write_text("month,y\n" + "\n".join(f"{m},{v:.5f}" for m, v in zip(months, y)) + "\n")
+    model_path = tmp_path / "monthly.joblib"
+    code, out, err = run(capsys, "discover", data, "--target", "y", "--max-depth", "1", "--base-kernels", "PER",
+                         "--no-compare", "--quiet", "--save-model", model_path)
+    assert code == 0, err
+    assert "Dates in 'month': measured in decimal years" in out and "`month` holds dates" in out
+    assert float(re.search(r"period ≈ ([0-9.]+)", out).group(1)) == pytest.approx(1.0, abs=0.05)  # years
+    # new months as dates, and the same months as decimal years, predict the same
+    new = tmp_path / "new.csv"
+    new.write_text("month\n2013-01-01\n2013-04\n2013-07-01 00:00\n")
+    code, out, err = run(capsys, "predict", model_path, new)
+    assert code == 0, err
+    by_dates = np.array([row[1:] for row in read_csv_rows(out)[1]], dtype=float)
+    new.write_text("month\n2013.0\n2013.25\n2013.5\n")
+    code, out, err = run(capsys, "predict", model_path, new)
+    assert np.allclose(by_dates, np.array([row[1:] for row in read_csv_rows(out)[1]], dtype=float))
+    new.write_text("month\n01/02/2013\n")
+    code, _, err = run(capsys, "predict", model_path, new)
+    assert "is neither numbers nor dates" in one_line_error(code, err)
 
 
 def test_predict_classes_to_standard_output(tmp_path, capsys):

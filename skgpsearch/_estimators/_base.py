@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 import inspect
 import numbers
 import time
@@ -30,6 +31,7 @@ from .._search import (
 from ..criteria import SelectionCriterion, check_criterion_task, get_criterion
 from ..grammar import Grammar, default_base_kernels, get_grammar, get_kind, grammar_names
 from ..kernels import from_kernel
+from ..datasets._dates import with_decimal_years
 from ._warping import InputWarping
 
 __all__ = ["BaseKernels", "CandidateEstimator", "CriterionLike", "RandomStateLike", "StructureSearchMixin",
@@ -79,15 +81,23 @@ def validate_numeric_data(estimator: Any, X: Any, y: Any = "no_validation", **kw
 
     numpy's own message ("could not convert string to float: 'a'") does not
     say which column; the column is named as in a DataFrame, else by index.
+    Date columns are measured in decimal years first (see ``_dates``), by the
+    rules that fit chose (``date_columns_``).
     """
+    X = with_decimal_years(estimator, X, reset=kwargs.get("reset", True))
     try:
         validated = validate_data(estimator, X, y, dtype=np.float64, **kwargs)
-    except ValueError as error:
-        if "could not convert" not in str(error):
+    except (TypeError, ValueError) as error:
+        if "could not convert" not in str(error) and "float() argument" not in str(error):
             raise
         column, value = _first_non_numeric(X)
         if column is None:
             raise
+        if isinstance(value, (datetime.date, np.datetime64)):
+            raise ValueError(
+                f"Column {column!r} of X holds dates as Python objects ({value!r}); give them as datetime64 "
+                "(e.g. pandas.to_datetime), which the estimator measures in decimal years."
+            ) from None
         raise ValueError(
             f"Column {column!r} of X is not numeric (it holds {value!r}); a Gaussian process needs numbers: "
             "encode it first, e.g. with sklearn.preprocessing.OneHotEncoder or OrdinalEncoder in a Pipeline."
@@ -203,6 +213,7 @@ class StructureSearchMixin:
         """A clone that knows the input features (for candidate views and refits)."""
         model = clone(self)
         model.n_features_in_ = self.n_features_in_
+        model.date_columns_ = getattr(self, "date_columns_", {})
         if hasattr(self, "feature_names_in_"):
             model.feature_names_in_ = self.feature_names_in_
         return model

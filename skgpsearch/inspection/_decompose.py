@@ -30,6 +30,7 @@ from numpy.typing import ArrayLike
 from sklearn.gaussian_process import kernels as sk
 from sklearn.utils.validation import validate_data
 
+from ..datasets._dates import with_decimal_years
 from ..kernels import from_kernel
 from ..kernels._change import ChangePoint, ChangeWindow, _ChangeOperator
 from ..kernels._core import _as_2d
@@ -374,7 +375,7 @@ def _inputs(estimator, X):
     """(``X``, ``X`` as the estimator's GP sees them, whether they are the training inputs); default: training inputs."""
     if X is None:
         return estimator.X_train_, gp_training_inputs(estimator), True
-    X = validate_data(estimator, X, reset=False, dtype=np.float64)
+    X = validate_data(estimator, with_decimal_years(estimator, X, reset=False), reset=False, dtype=np.float64)
     if X.shape == estimator.X_train_.shape and np.array_equal(X, estimator.X_train_):
         return X, gp_training_inputs(estimator), True
     to_model = getattr(estimator, "_model_inputs", None)
@@ -389,6 +390,12 @@ def gp_training_inputs(estimator):
 def _feature_names(estimator):
     names = getattr(estimator, "feature_names_in_", None)
     return None if names is None else [str(n) for n in names]
+
+
+def numeric_inputs(estimator, X):
+    """``X`` as a float array, its date columns in decimal years as the estimator measures them
+    (``date_columns_``; see :func:`skgpsearch.datasets._dates.with_decimal_years`)."""
+    return np.asarray(with_decimal_years(estimator, X, reset=False), dtype=float)
 
 
 def feature_names_of(estimator, feature_names=None):

@@ -106,7 +106,7 @@ def describe(estimator: Any, feature_names: Sequence[str] | None = None, target_
                 + _finalist_text(estimator, names, latent.X_train_.shape[0], latent.structure_, c)
                 for c, latent in zip(classes, view.latent_models)
             ]
-        cautions = _warping_lines(estimator, names) + _diagnostic_lines(estimator, names)
+        cautions = _date_lines(estimator, names) + _warping_lines(estimator, names) + _diagnostic_lines(estimator, names)
         return "\n\n".join(blocks + (["\n".join(cautions)] if cautions else []) + [_search_summary(estimator, names)])
     parts = decompose(estimator)
     if hasattr(estimator, "structure_"):
@@ -125,6 +125,7 @@ def describe(estimator: Any, feature_names: Sequence[str] | None = None, target_
         lines += _change_lines(estimator.structure_, names, ranges)
     lines.append(_noise_line(estimator, parts))
     lines += _units_line(estimator)
+    lines += _date_lines(estimator, names)
     lines += _warping_lines(estimator, names)
     lines += _diagnostic_lines(estimator, names)
     weights = getattr(estimator, "model_weights_", None)
@@ -367,6 +368,17 @@ def _ard_lines(structure, names, ranges):
                    else "no column is effectively irrelevant")
         lines.append(f"- ARD relevances (column range / lengthscale) in {term.to_string(names)}: {values}; {verdict}.")
     return lines
+
+
+def _date_lines(estimator, names):
+    """Which input columns hold dates, measured in years (``date_columns_``), if any do."""
+    columns = sorted(getattr(estimator, "date_columns_", None) or {})
+    if not columns:
+        return []
+    listed = ", ".join(f"`{names[j]}`" for j in columns)
+    return [f"- Dates: {listed} {'holds dates' if len(columns) == 1 else 'hold dates'}, measured in decimal years "
+            "(2015.5 is the middle of 2015): periods, lengthscales and change locations on "
+            f"{'it' if len(columns) == 1 else 'them'} are in years."]
 
 
 def _warping_lines(estimator, names):

@@ -21,7 +21,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._search._regression import forecast_split
 from ..grammar import FixedStructureGrammar
-from ._decompose import feature_names_of
+from ._decompose import feature_names_of, numeric_inputs
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -110,14 +110,15 @@ def forecast_holdout(
         raise ValueError(f"holdout must be a fraction between 0 and 1, got {holdout!r}.")
     names = feature_names_of(estimator, feature_names)
     frame = hasattr(X, "iloc")
-    x = np.asarray(X, dtype=float).reshape(len(y), -1)[:, 0] if not frame else X.iloc[:, 0].to_numpy(float)
+    x = numeric_inputs(estimator, X).reshape(len(y), -1)[:, 0]
     y = np.asarray(y, dtype=float)
     train, test = forecast_split(x, holdout)
     n_test = test.size
     if train.size < MIN_FORECAST_TRAINING_ROWS:
         raise ValueError(f"A hold-out forecast needs at least {MIN_FORECAST_TRAINING_ROWS} training rows before "
                          f"the {n_test} held-out ones; the series has {len(y)} rows.")
-    rows_of = (lambda idx: X.iloc[idx]) if frame else (lambda idx: x[idx, np.newaxis])
+    # the model's own inputs (dates stay dates): the refit measures them as the model does
+    rows_of = (lambda idx: X.iloc[idx]) if frame else (lambda idx: np.asarray(X).reshape(len(y), -1)[idx])
     results = []
 
     start = time.perf_counter()

@@ -14,7 +14,7 @@ from numpy.typing import ArrayLike
 from sklearn.utils.validation import check_is_fitted
 
 from ..grammar import parse
-from ._decompose import decompose, feature_names_of
+from ._decompose import decompose, feature_names_of, numeric_inputs
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -196,7 +196,7 @@ def plot_fit(
     if X_train.shape[1] == 1:
         low, high = X_train[:, 0].min(), X_train[:, 0].max()
         if X is not None:
-            X_extra = np.asarray(X, dtype=float).reshape(-1, 1)
+            X_extra = numeric_inputs(estimator, X).reshape(-1, 1)
             low, high = min(low, X_extra.min()), max(high, X_extra.max())
         grid = np.linspace(low, high, n_grid)[:, None]
         mean, band = _predictive_half_width(estimator, _as_input(estimator, grid))
@@ -204,7 +204,7 @@ def plot_fit(
         ax.plot(grid[:, 0], mean, lw=1.5, label="posterior mean")
         ax.scatter(X_train[:, 0], y_train, s=5, c="k", label="training data")
         if X is not None and y is not None:
-            ax.scatter(np.asarray(X, dtype=float).ravel(), y, s=8, c="C3", label="other data")
+            ax.scatter(numeric_inputs(estimator, X).ravel(), y, s=8, c="C3", label="other data")
         ax.set_xlabel(names[0])
         ax.set_ylabel(target)
     else:

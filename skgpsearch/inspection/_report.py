@@ -21,7 +21,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._search._diagnostics import advice_for, grouped_findings
 from ..kernels import looks_like_time_index
-from ._decompose import feature_names_of, structure_text
+from ._decompose import feature_names_of, numeric_inputs, structure_text
 from ._describe import _with_names, describe, finalist_label, held_out_column
 from ._forecast import forecast_holdout, forecast_table, plot_forecast, refit_copy
 
@@ -233,7 +233,7 @@ def write_report(
         )
         sections.append(("Comparison with a RandomForest", "table", note + "\n\n" + comparison_table(comparison)))
     if forecast is None:
-        forecast = task == "regression" and len(names) == 1 and looks_like_time_index(np.asarray(X, dtype=float))
+        forecast = task == "regression" and len(names) == 1 and looks_like_time_index(numeric_inputs(estimator, X))
     if forecast_result is None and forecast:
         forecast_result = forecast_holdout(estimator, X, y, refit=refit, random_state=random_state,
                                            feature_names=names)

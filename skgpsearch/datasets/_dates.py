@@ -1,0 +1,129 @@
+"""Date columns as numbers: decimal years, so that periods and lengthscales read in years.
+
+A Gaussian process needs numbers, and scikit-learn's validation silently
+turns a ``datetime64`` column into micro- or nanoseconds since 1970, in
+which a yearly cycle has a period of about 3e13. The estimators instead
+measure a date column in decimal years (2015.5 is the middle of 2015), by
+one of two rules chosen when the model is fitted and kept for every later
+call (``date_columns_``):
+
+- ``"months"``: when every training date falls on the same day of its month at
+  the same time of day (monthly, quarterly or yearly data), year + (month − 1) / 12:
+  an exact grid, as the classic monthly series (Mauna Loa, airline) are given;
+- ``"years"``: otherwise, year + the elapsed share of that year (daily or
+  irregular data: a day is 1/365 or 1/366 of a year, and a weekly cycle keeps
+  its period of 7 days).
+
+Time-zone-aware dates are measured in UTC, and pandas periods (``2015-03``
+as a monthly period) by their start.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+__all__ = ["DATE_RULES", "date_rule", "decimal_years", "with_decimal_years"]
+
+DATE_RULES = ("months", "years")
+
+
+def date_rule(dates: np.ndarray) -> str:
+    """``"months"`` when all ``dates`` (datetime64) share their day of the month and time of day, else ``"years"``."""
+    dates = _valid(dates)
+    months = dates.astype("datetime64[M]")
+    offsets = dates - months.astype(dates.dtype)  # the time since the start of the month
+    return "months" if offsets.size == 0 or np.all(offsets == offsets[0]) else "years"
+
+
+def decimal_years(dates: np.ndarray, rule: str) -> np.ndarray:
+    """``dates`` (datetime64) as decimal years under ``rule`` (see the module docstring); NaT gives NaN."""
+    dates = np.asarray(dates)
+    missing = np.isnat(dates)
+    dates = np.where(missing, np.datetime64("1970-01-01"), dates).astype("datetime64[us]")
+    years = dates.astype("datetime64[Y]")
+    year_numbers = years.astype(np.int64) + 1970
+    if rule == "months":
+        months = dates.astype("datetime64[M]").astype(np.int64) % 12
+        out = year_numbers + months / 12.0
+    else:
+        start = years.astype("datetime64[us]")
+        length = (years + 1).astype("datetime64[us]") - start
+        out = year_numbers + (dates - start) / length
+    return np.where(missing, np.nan, out.astype(np.float64))
+
+
+def with_decimal_years(estimator: Any, X: Any, reset: bool) -> Any:
+    """``X`` with its date columns as decimal years; at fit (``reset``) their rules go to ``estimator.date_columns_``.
+
+    A DataFrame keeps its other columns and its column names; a ``datetime64``
+    array becomes a float array. Anything else is returned as it is (the
+    estimator's validation then judges it). After fit, numbers in a date
+    column are taken as decimal years already (the inspection tools predict on
+    grids of them); dates in a column the fit saw as numbers are a ``ValueError``.
+    """
+    columns = _date_columns(X)
+    if reset:
+        estimator.date_columns_ = {index: date_rule(_column(X, index)) for index in columns}
+    fitted = getattr(estimator, "date_columns_", None) or {}
+    unknown = [index for index in columns if index not in fitted]
+    # (with another number of columns the estimator's validation says what is wrong)
+    if unknown and _n_columns(X) == getattr(estimator, "n_features_in_", None):
+        raise ValueError(f"column(s) {_labels(X, unknown)} hold dates, which the model was fitted on as numbers: "
+                         "give them as they were given to fit (or fit on the dates).")
+    columns = [index for index in columns if index in fitted]
+    if not columns:
+        return X
+    if hasattr(X, "columns"):
+        converted = X.copy()
+        for index in columns:
+            converted.isetitem(index, decimal_years(_column(X, index), fitted[index]))
+        return converted
+    table = np.asarray(X)
+    return np.column_stack([decimal_years(table[:, j], fitted[j]) for j in range(table.shape[1])]) \
+        if table.ndim == 2 else decimal_years(table, fitted[0])
+
+
+def _date_columns(X):
+    """Indices of the columns of ``X`` that hold dates (datetime64, or time-zone-aware dates in a DataFrame)."""
+    dtypes = getattr(X, "dtypes", None)
+    if dtypes is not None and hasattr(X, "columns"):
+        return [j for j, dtype in enumerate(dtypes) if _is_date_dtype(dtype)]
+    dtype = getattr(X, "dtype", None)
+    if dtype is not None and np.dtype(dtype).kind == "M":
+        return list(range(X.shape[1])) if np.ndim(X) == 2 else [0]
+    return []
+
+
+def _is_date_dtype(dtype):
+    if getattr(dtype, "kind", None) == "M":
+        return True
+    return type(dtype).__name__ in ("DatetimeTZDtype", "PeriodDtype")
+
+
+def _column(X, index):
+    """Column ``index`` of ``X`` as naive datetime64 (a time-zone-aware column in UTC)."""
+    if hasattr(X, "iloc"):
+        column = X.iloc[:, index]
+        if type(column.dtype).__name__ == "PeriodDtype":
+            column = column.dt.to_timestamp()  # a period by its start: 2015-03 is 1 March 2015
+        if getattr(column.dtype, "tz", None) is not None:
+            column = column.dt.tz_convert("UTC").dt.tz_localize(None)
+        return column.to_numpy(dtype="datetime64[us]")
+    table = np.asarray(X)
+    return table[:, index] if table.ndim == 2 else table
+
+
+def _valid(dates):
+    dates = np.asarray(dates)
+    return dates[~np.isnat(dates)].astype("datetime64[us]")
+
+
+def _n_columns(X):
+    return X.shape[1] if np.ndim(X) == 2 else 1
+
+
+def _labels(X, indices):
+    names = list(X.columns) if hasattr(X, "columns") else None
+    return ", ".join(repr(names[j]) if names is not None else str(j) for j in indices)

@@ -1,0 +1,104 @@
+"""Date columns: measured in decimal years by the estimators, the inspection tools and the command line."""
+
+import datetime as dt
+import pickle
+import warnings
+from types import SimpleNamespace
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.base import clone
+
+from skgpsearch import CompositionalGPClassifier, CompositionalGPRegressor
+from skgpsearch.datasets._dates import date_rule, decimal_years, with_decimal_years
+from skgpsearch.inspection import describe, forecast_holdout
+
+
+def _by_hand(moment):
+    """Decimal years of a datetime from Python's own calendar: year + elapsed share of that year."""
+    start, end = dt.datetime(moment.year, 1, 1), dt.datetime(moment.year + 1, 1, 1)
+    return moment.year + (moment - start) / (end - start)
+
+
+def test_dates_are_decimal_years_by_the_calendar():
+    rng = np.random.default_rng(0)
+    seconds = rng.integers(0, 60 * 365 * 86400, size=200)
+    moments = [dt.datetime(1960, 1, 1) + dt.timedelta(seconds=int(s)) for s in seconds]
+    dates = np.array(moments, dtype="datetime64[us]")
+    assert date_rule(dates) == "years"
+    assert np.allclose(decimal_years(dates, "years"), [_by_hand(m) for m in moments], rtol=0, atol=1e-9)
+    # a leap day: 1 March 2016 is day 61 of 366
+    assert decimal_years(np.array(["2016-03-01"], dtype="datetime64[D]"), "years")[0] == pytest.approx(2016 + 60 / 366)
+    # the first of every month (or any one day and time of it): the exact monthly grid
+    months = np.array(pd.date_range("1999-11-15 06:00", periods=30, freq="MS") + pd.Timedelta(days=14, hours=6))
+    assert date_rule(months) == "months"
+    assert np.allclose(np.diff(decimal_years(months, "months")), 1 / 12, rtol=0, atol=1e-12)
+    assert decimal_years(months, "months")[0] == pytest.approx(1999 + 11 / 12)
+    assert decimal_years(np.array(["1958-03-01"], dtype="datetime64[D]"), "months")[0] == pytest.approx(1958 + 2 / 12)
+    # pandas periods by their start
+    periods = pd.DataFrame({"quarter": pd.period_range("1969Q3", periods=4, freq="Q")})
+    assert np.allclose(with_decimal_years(SimpleNamespace(), periods, reset=True)["quarter"],
+                       [1969.5, 1969.75, 1970.0, 1970.25])
+    assert np.isnan(decimal_years(np.array(["NaT", "2000-01-01"], dtype="datetime64[D]"), "years")[0])
+
+
+def _monthly_series(n=48, seed=0):
+    rng = np.random.default_rng(seed)
+    t = np.arange(n)
+    frame = pd.DataFrame({"month": pd.date_range("2010-01-01", periods=n, freq="MS"), "other": rng.normal(size=n)})
+    y = 0.05 * t + np.sin(2 * np.pi * t / 12) + 0.1 * rng.normal(size=n)
+    return frame, y
+
+
+def test_a_regressor_fitted_on_dates_measures_them_in_years():
+    frame, y = _monthly_series()
+    model = CompositionalGPRegressor(base_kernels=("SE", "PER", "LIN"), max_depth=2, change_operators=None,
+                                     random_state=0).fit(frame[["month"]], y)
+    assert model.date_columns_ == {0: "months"}
+    assert np.allclose(model.X_train_[:, 0], 2010 + np.arange(48) / 12)
+    period = next(leaf.params["period"] for leaf in model.structure_.leaves if leaf.name == "PER")
+    assert period == pytest.approx(1.0, rel=0.05)  # a yearly cycle, in years
+    future = pd.DataFrame({"month": pd.date_range("2014-01-01", periods=6, freq="MS")})
+    # dates and the decimal years they stand for predict the same
+    assert np.allclose(model.predict(future), model.predict(pd.DataFrame({"month": 2014 + np.arange(6) / 12})))
+    assert "`month` holds dates, measured in decimal years" in describe(model)
+    for copy in (pickle.loads(pickle.dumps(model)),):
+        assert np.allclose(copy.predict(future), model.predict(future))
+    assert not hasattr(clone(model), "date_columns_")
+    # a hold-out forecast orders the rows by their dates
+    result = forecast_holdout(model, frame[["month"]], y, n_estimators=10)
+    assert np.allclose(result["X_train"], 2010 + np.arange(result["n_train"]) / 12)
+
+
+def test_dates_where_the_fit_saw_numbers_are_refused():
+    frame, y = _monthly_series(24)
+    numbers = pd.DataFrame({"month": 2010 + np.arange(24) / 12})
+    model = CompositionalGPRegressor(base_kernels=("SE",), max_depth=1, random_state=0).fit(numbers, y)
+    assert model.date_columns_ == {}
+    with pytest.raises(ValueError, match="'month' hold dates, which the model was fitted on as numbers"):
+        model.predict(frame[["month"]])
+
+
+def test_a_classifier_takes_time_zone_aware_dates_and_other_columns():
+    frame, y = _monthly_series(60, seed=1)
+    frame["month"] = frame["month"].dt.tz_localize("Europe/Zurich")
+    labels = (y > np.median(y)).astype(int)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = CompositionalGPClassifier(max_depth=1, random_state=0).fit(frame, labels)
+    # midnight in Zurich is 23:00 or 22:00 UTC of the day before: not one time of the month, so "years"
+    assert model.date_columns_ == {0: "years"}
+    # the dates stand for their decimal years in UTC, by Python's calendar
+    utc = frame["month"].dt.tz_convert("UTC").dt.tz_localize(None)
+    numbers = frame.assign(month=[_by_hand(moment.to_pydatetime()) for moment in utc])
+    assert np.allclose(model.predict_proba(frame), model.predict_proba(numbers))
+    converted = with_decimal_years(SimpleNamespace(), frame, reset=True)
+    assert np.allclose(converted["month"], numbers["month"], rtol=0, atol=1e-9)
+    assert converted["other"].equals(frame["other"])
+
+
+def test_dates_as_python_objects_get_a_clear_error():
+    X = np.array([[dt.date(2020, 1, day)] for day in range(1, 11)], dtype=object)
+    with pytest.raises(ValueError, match="Column 0 of X holds dates as Python objects .* datetime64"):
+        CompositionalGPRegressor(max_depth=1).fit(X, np.arange(10.0))
