@@ -98,6 +98,8 @@ def validate_numeric_data(estimator: Any, X: Any, y: Any = "no_validation", **kw
                 f"Column {column!r} of X holds dates as Python objects ({value!r}); give them as datetime64 "
                 "(e.g. pandas.to_datetime), which the estimator measures in decimal years."
             ) from None
+        if isinstance(error, TypeError):
+            raise  # numpy's own error for an object that is no number (what scikit-learn's checks expect)
         raise ValueError(
             f"Column {column!r} of X is not numeric (it holds {value!r}); a Gaussian process needs numbers: "
             "encode it first, e.g. with sklearn.preprocessing.OneHotEncoder or OrdinalEncoder in a Pipeline."
