@@ -138,6 +138,11 @@ class CandidateFitter:
         """A cheaper score than :meth:`screen` (no optimisation), to cut very large levels; None: not scored."""
         return None
 
+    def duplicates_likelihood(self, expr: Expr) -> bool:
+        """Whether ``expr`` adds to a simpler structure only what the likelihood already has (see
+        :attr:`~skgpsearch.grammar.Expr.adds_white_noise`): the search does not fit such a child."""
+        return False
+
     def splits_starts(self, n_rows: int) -> bool:
         """Whether a fit on ``n_rows`` rows optimises each of its starts independently of the others (no
         screening that ranks them against each other), so that ``start_shard`` splits it exactly."""

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.gaussian_process.kernels import Kernel, Sum
+from sklearn.gaussian_process.kernels import Product as KernelProduct
 
 from ..grammar import Base, Expr, Product
 from ..kernels import ActiveColumns, DataSummary, from_kernel, to_kernel
@@ -214,9 +215,11 @@ def diagnose(kernel: Kernel, X: np.ndarray, noise: tuple[float, tuple[float, flo
     tuple of str
         One sentence per hyperparameter at a bound (except a periodic
         kernel's lengthscale at its upper bound: the sinusoid limit of its
-        shape, a well-posed model), per additive term that
-        acts as white noise on the data and per stationary, non-periodic base
-        kernel that is constant on the data.
+        shape, a well-posed model), per term of the structure multiplied out
+        (``PER * (PER + WN)`` has the terms ``PER * PER`` and ``PER * WN``)
+        that acts as white noise on the data without a white-noise factor,
+        and per stationary, non-periodic base kernel that is constant on the
+        data.
     """
     findings = []
     n_features = X.shape[1]
@@ -229,11 +232,13 @@ def diagnose(kernel: Kernel, X: np.ndarray, noise: tuple[float, tuple[float, flo
             findings.append(_at_bound_sentence("the noise variance is", "noise variance", side))
     findings += _parameters_at_bounds(kernel, n_features)
     rows = _spread_rows(X)
-    for term in _additive_terms(kernel):
+    factor_matrices = {}  # the factors' matrices on the rows, shared by the terms they multiply
+    for term in _distributed_terms(kernel):
         leaves = [_as_base(leaf, n_features) for leaf in _base_kernels(term)]
         if any(leaf.kind.white_noise for leaf in leaves) or not any(leaf.columns for leaf in leaves):
             continue  # white noise by design, or a constant
-        if _acts_as_white_noise(from_kernel(term, n_features=n_features), rows, lambda term=term: term):
+        if _acts_as_white_noise(from_kernel(term, n_features=n_features), rows,
+                                lambda term=term: lambda Z: _product_matrix(term, Z, factor_matrices)):
             findings.append(f"{_text(term, n_features)} acts as white noise on the data (the median training "
                             f"point correlates with no other above {WHITE_NOISE_CORRELATION}): the model may be "
                             "interpolating noise")
@@ -284,7 +289,8 @@ def white_noise_term(expr: Expr, X: np.ndarray, summary: DataSummary | None = No
 
 def _acts_as_white_noise(term, X, make_kernel):
     """Whether the median row of ``X`` correlates with no other row above WHITE_NOISE_CORRELATION under
-    the additive term ``term`` (a structure with its fitted values; ``make_kernel()`` its kernel)."""
+    the additive term ``term`` (a structure with its fitted values; ``make_kernel()`` its kernel, or any
+    callable that gives the term's matrix on ``X``)."""
     return bool(np.median(_nearest_correlations(term, X, make_kernel)) < WHITE_NOISE_CORRELATION)
 
 
@@ -378,6 +384,25 @@ def _least_correlation(kernel, leaf, X):
 def _additive_terms(kernel):
     if isinstance(kernel, Sum):
         return _additive_terms(kernel.k1) + _additive_terms(kernel.k2)
+    return [kernel]
+
+
+def _product_matrix(term, X, cache):
+    """``term(X)`` for a term of :func:`_distributed_terms`, each factor's matrix computed once in ``cache``."""
+    if isinstance(term, KernelProduct):
+        return _product_matrix(term.k1, X, cache) * _product_matrix(term.k2, X, cache)
+    if id(term) not in cache:
+        cache[id(term)] = (term, term(X))  # the kernel is kept so that its id stays its own
+    return cache[id(term)][1]
+
+
+def _distributed_terms(kernel):
+    """The terms of a kernel tree multiplied out (``PER * (PER + WN)``: ``PER * PER`` and ``PER * WN``), each a
+    product of the tree's own fitted kernels; a change operator's switch multiplies its sides: one term."""
+    if isinstance(kernel, Sum):
+        return _distributed_terms(kernel.k1) + _distributed_terms(kernel.k2)
+    if isinstance(kernel, KernelProduct):
+        return [KernelProduct(a, b) for a in _distributed_terms(kernel.k1) for b in _distributed_terms(kernel.k2)]
     return [kernel]
 
 

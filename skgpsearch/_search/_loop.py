@@ -693,7 +693,8 @@ def run_search(fitter: CandidateFitter, X: np.ndarray, y: np.ndarray, grammar: G
     grammar's baselines, are always fitted (e.g. the classifier's constant
     model). When a level has more than ``max_fits_per_depth`` candidates,
     only the most promising (by the fitter's cheap ``screen``) are fitted;
-    the others are recorded with status ``"screened out"``.
+    the others are recorded with status ``"screened out"``. Children that add to a simpler structure
+    only what the fitter's likelihood already has (``fitter.duplicates_likelihood``) are not candidates.
     """
     n_features = X.shape[1]
     initial = list(grammar.initial(n_features))
@@ -706,7 +707,8 @@ def run_search(fitter: CandidateFitter, X: np.ndarray, y: np.ndarray, grammar: G
     )
     search = StructureSearch(
         fits,
-        lambda record: grammar.expand(record.structure, n_features),
+        lambda record: [child for child in grammar.expand(record.structure, n_features)
+                        if not fitter.duplicates_likelihood(child)],
         initial=initial,
         max_depth=automatic_depth(n_features) if settings.max_depth is None else settings.max_depth,
         beam_width=settings.beam_width,

@@ -207,6 +207,23 @@ class Expr:
         raise NotImplementedError
 
     @property
+    def adds_white_noise(self) -> bool:
+        """Whether the structure is a signal plus plain white noise: a term of its distributed form is ``WN``
+        alone, times nothing whose diagonal varies (the canonical form folds ``RQ * WN``, ``PER * WN`` and
+        ``C * WN`` into ``WN``; ``LIN * WN``, noise that grows along an input, is no such term).
+
+        ``WN`` itself is not: it is the model of noise alone. Under a Gaussian likelihood such a term adds
+        nothing the noise variance does not already give, so ``S + WN`` is ``S`` with one more hyperparameter.
+
+        >>> from skgpsearch.grammar import parse
+        >>> [parse(s).adds_white_noise for s in ("RQ(0) * (PER(0) + WN)", "SE(0) + LIN(0) * WN", "WN")]
+        [True, False, False]
+        """
+        if isinstance(self, Base):
+            return False
+        return any(isinstance(term, Base) and term.kind.white_noise for term in self.sum_of_products())
+
+    @property
     def n_base_kernels(self) -> int:
         """Number of base-kernel occurrences."""
         return len(self.leaves)

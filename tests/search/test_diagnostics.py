@@ -274,3 +274,19 @@ def test_a_white_noise_term_is_found_inside_a_product_with_a_white_noise_kernel(
     noise = Base("LIN", 0, {"variance": 1.0, "offset": 1800.0}) * Base("WN", params={"variance": 0.5})
     assert white_noise_term(noise, X) is not None and white_noise_term(noise, X, by_design=False) is None
     assert white_noise_term(cycle * Base("SE", 0, {"variance": 1.0, "lengthscale": 5.0}), X, by_design=False) is None
+
+
+def test_the_diagnostics_find_a_white_noise_term_of_the_structure_multiplied_out():
+    # discoveries' PER * (PER + WN): its PER * PER correlates no two years, though no top-level term is white noise
+    X = np.arange(1860.0, 1950.0)[:, None]
+    cycle = Base("PER", 0, {"variance": 1.0, "lengthscale": 0.83, "period": 7.86})
+    rough = Base("SE", 0, {"variance": 1.2, "lengthscale": 0.1})
+    smooth = Base("SE", 0, {"variance": 1.2, "lengthscale": 5.0})
+    noise = Base("WN", params={"variance": 1e-3})
+    summary = DataSummary.from_data(X, np.sin(X[:, 0]))
+    findings = diagnose(to_kernel(cycle * (rough + noise), summary=summary), X)
+    assert [f for f in findings if "acts as white noise" in f] == [
+        f"{(cycle * rough).without_values()} acts as white noise on the data (the median training point correlates "
+        f"with no other above {WHITE_NOISE_CORRELATION}): the model may be interpolating noise"]
+    # the same product with a smooth factor is a signal
+    assert not any("white noise" in f for f in diagnose(to_kernel(cycle * (smooth + noise), summary=summary), X))

@@ -245,3 +245,31 @@ def test_a_prescreen_that_decides_cuts_a_level_it_scores_entirely_without_the_ch
                         prescreen=lambda cs: [None] + prescreen(cs)[1:], prescreen_decides=True,
                         max_fits_per_depth=3, protected={parse("PER(0)")})
     assert len(screened) == 6
+
+
+def test_a_regression_search_fits_no_child_whose_white_noise_term_duplicates_the_noise():
+    from skgpsearch.grammar import FixedStructureGrammar
+
+    rng = np.random.default_rng(3)
+    X = np.sort(rng.uniform(0, 10, 60))[:, np.newaxis]
+    # noise that grows along the input: LIN * WN is a real candidate, SE + WN is not
+    y = np.sin(X[:, 0]) + (0.05 + 0.05 * X[:, 0]) * rng.normal(size=60)
+    model = CompositionalGPRegressor(base_kernels=("SE", "LIN", "WN"), change_operators=(), max_depth=2,
+                                     selection="criterion", random_state=0, n_jobs=1).fit(X, y)
+    structures = [parse(text) for text in model.search_results_["structure"]]
+    assert not any(expr.adds_white_noise for expr in structures)
+    assert parse("WN") in structures and any("LIN(0) * WN" in str(expr) for expr in structures)
+    # the ground truth of the rule: fitted alone, SE + WN reaches no higher likelihood than SE, whose noise
+    # variance takes the white-noise term's variance
+    se, se_wn = (CompositionalGPRegressor(grammar=FixedStructureGrammar(parse(text)), random_state=0,
+                                          n_jobs=1).fit(X, y) for text in ("SE(0)", "SE(0) + WN"))
+    assert se_wn.log_marginal_likelihood_value_ <= se.log_marginal_likelihood_value_ + 1e-6 * len(y)
+
+
+def test_a_classification_search_keeps_white_noise_terms_of_its_latent_function():
+    from skgpsearch._search._exact_fitter import RegressionCandidateFitter
+    from skgpsearch._search._laplace_fitter import LaplaceCandidateFitter
+
+    # without a noise variance in its likelihood, SE + WN is a latent function with its own noise
+    assert not LaplaceCandidateFitter.duplicates_likelihood(None, parse("SE(0) + WN"))
+    assert RegressionCandidateFitter.duplicates_likelihood(None, parse("SE(0) + WN"))

@@ -73,6 +73,9 @@ class _TableFitter:
     def screen(self, expr, X, y, seed, warm_state=None, hints=None):
         return 0.0
 
+    def duplicates_likelihood(self, expr):
+        return False
+
 
 class _TableModel:
     """A fitted model whose leave-one-out log densities are given."""
