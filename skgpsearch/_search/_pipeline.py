@@ -751,8 +751,10 @@ class SearchPipeline:
         held_back = []
         cross_validated = (selection in ("loo", "stacking") and model_fitter.cross_validates and len(records) > 1
                            and finalists.rows is None)
-        if selection == "forecast" and (len(records) == 1 or self._out_of_time()):
-            # nothing to choose between, or no time left for the refits on the start of the series
+        if selection == "forecast" and (self._out_of_time() or (
+                len(records) == 1 and exploration.result.stop_reason in STOPS_WITHOUT_MORE_FITS)):
+            # no time left for the refits on the start of the series, or a spent budget. (A lone finalist, such as
+            # a fixed structure's, is still judged: its forecast of the series' end calibrates its spread beyond.)
             selection = "criterion"
         elif selection == "forecast" and model_fitter.changes_in_forecast_rows(
                 _first_best(records, lambda r: r.criterion), FORECAST_FRACTION):

@@ -192,6 +192,8 @@ def _finalist_text(estimator, names, n_rows, chosen, target_class=None):
     column = held_out_column(table)
     forecast = column == "forecast_log_density"
     rows = [i for i in rows if table[column][i] is not None]
+    if len(rows) == 1 and forecast:
+        return "".join(f"\n\n{line}" for line in _calibration_lines(estimator))  # a lone structure, calibrated
     if len(rows) < 2:
         return ""
     rows.sort(key=lambda i: (-table["weight"][i], -table[column][i]))
@@ -256,13 +258,20 @@ def _finalist_text(estimator, names, n_rows, chosen, target_class=None):
                      "a greedy search seldom adds a straight trend once its terms explain the training range, but "
                      "beyond that range only a straight trend keeps its direction, and this one forecast the "
                      "series' end best.")
-    scale = getattr(estimator, "forecast_variance_scale_", 1.0)
-    if forecast and scale > 1.0:
-        lines.append(f"Refitted on the first {100 * (1 - FORECAST_FRACTION):.0f} % of the series, the chosen "
-                     f"structure's forecast of the rest erred by {_num(math.sqrt(scale))} of its predictive standard "
-                     "deviations (root mean square; 1 would be calibrated), so predictions beyond the series' last "
-                     f"time widen its spread {_num(math.sqrt(scale))}-fold.")
+    if forecast:
+        lines += _calibration_lines(estimator)
     return "\n\n" + "\n".join(lines)
+
+
+def _calibration_lines(estimator):
+    """How much the forecast of the series' end widened the spread beyond the series ([] when it did not)."""
+    scale = getattr(estimator, "forecast_variance_scale_", 1.0)
+    if scale <= 1.0:
+        return []
+    return [f"Refitted on the first {100 * (1 - FORECAST_FRACTION):.0f} % of the series, the chosen structure's "
+            f"forecast of the rest erred by {_num(math.sqrt(scale))} of its predictive standard deviations (root mean "
+            "square; 1 would be calibrated), so predictions beyond the series' last time widen its spread "
+            f"{_num(math.sqrt(scale))}-fold."]
 
 
 def _component_phrase(component, names, ranges):

@@ -15,7 +15,7 @@ from skgpsearch import CompositionalGPClassifier, CompositionalGPRegressor, Repe
 from skgpsearch._estimators._base import distinct_rows
 from skgpsearch._search import _pipeline as pipeline_module
 from skgpsearch._search._regression import CROSS_VALIDATION_ROWS, NOISE_BOUNDS
-from skgpsearch.grammar import CompositionalGrammar, SumOfProductsGrammar, parse
+from skgpsearch.grammar import CompositionalGrammar, FixedStructureGrammar, SumOfProductsGrammar, parse
 from skgpsearch.kernels import to_kernel
 
 from conftest import estimator_checks
@@ -1024,6 +1024,30 @@ def test_predict_widens_the_spread_beyond_the_series_by_the_forecast_variance_sc
                                      random_state=0).fit(X, y)
     assert other.forecast_variance_scale_ == 1.0
     assert "widen its spread" not in other.describe()
+
+
+def test_a_fixed_structure_on_a_series_is_calibrated_by_its_forecast_of_the_series_end(monkeypatch):
+    from skgpsearch._search._regression import RegressionModelFitter
+
+    rng = np.random.default_rng(3)
+    X = np.linspace(0, 10, 60)[:, None]
+    y = np.sin(X[:, 0]) + 0.1 * rng.normal(size=60)
+    y[-9:] += 1.5  # the latest rows jump: a forecast from the earlier ones misses them by many deviations
+    fixed = FixedStructureGrammar(parse("SE(0)"))
+    model = CompositionalGPRegressor(grammar=fixed, random_state=0).fit(X, y)
+    # the lone finalist is judged, not to choose but to calibrate its spread beyond the series, as a search's is
+    assert len(model.finalists_["structure"]) == 1 and model.selection_ == "forecast"
+    assert model.forecast_variance_scale_ > 4
+    assert "predictions beyond the series' last time widen its spread" in model.describe()
+    assert "chosen among" not in model.describe()
+    # a spent candidate budget fits nothing more, the judge's refit included
+    calls = []
+    original = RegressionModelFitter.forecast_log_density
+    monkeypatch.setattr(RegressionModelFitter, "forecast_log_density",
+                        lambda self, *args: calls.append(args) or original(self, *args))
+    budget = CompositionalGPRegressor(base_kernels=("SE", "LIN"), max_candidates=1, random_state=0).fit(X, y)
+    assert budget.search_stop_reason_.startswith("candidate budget reached") and not calls
+    assert budget.forecast_variance_scale_ == 1.0
 
 
 @pytest.mark.parametrize("drop_at", [5.0, 9.3])
