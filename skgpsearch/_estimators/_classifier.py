@@ -260,11 +260,8 @@ class CompositionalGPClassifier(StructureSearchMixin, ClassifierMixin, BaseEstim
         ``transform(X)`` and, under "auto", ``evidence_gain_``: the gain in log evidence
         that decided it), or None when the inputs were used as given.
     date_columns_ : dict
-        The columns that held dates (``datetime64``), by index, each with the rule that measures
-        them in decimal years: ``"months"`` (year + (month − 1) / 12, when every training date
-        falls on one day of its month at one time) or ``"years"`` (year plus the elapsed share
-        of it). Empty when there were none. Later calls measure dates by the same rules and take
-        numbers in those columns as decimal years.
+        The columns that held dates, by index, with the rule that measures each in decimal
+        years (see the regressor's ``date_columns_``); empty when there were none.
     X_train_ : ndarray
         Training inputs.
     y_train_ : ndarray

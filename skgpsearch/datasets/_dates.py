@@ -7,9 +7,10 @@ measure a date column in decimal years (2015.5 is the middle of 2015), by
 one of two rules chosen when the model is fitted and kept for every later
 call (``date_columns_``):
 
-- ``"months"``: when every training date falls on the same day of its month at
-  the same time of day (monthly, quarterly or yearly data), year + (month − 1) / 12:
-  an exact grid, as the classic monthly series (Mauna Loa, airline) are given;
+- ``"months"``: when every training date is the start of a month (monthly, quarterly
+  or yearly data given as ``2015-03`` or ``2015-03-01``), year + (month − 1) / 12: an
+  exact grid, as the classic monthly series (Mauna Loa, airline) are given; a later
+  date within a month adds the elapsed share of that month, over 12;
 - ``"years"``: otherwise, year + the elapsed share of that year (daily or
   irregular data: a day is 1/365 or 1/366 of a year, and a weekly cycle keeps
   its period of 7 days).
@@ -30,11 +31,9 @@ DATE_RULES = ("months", "years")
 
 
 def date_rule(dates: np.ndarray) -> str:
-    """``"months"`` when all ``dates`` (datetime64) share their day of the month and time of day, else ``"years"``."""
+    """``"months"`` when all ``dates`` (datetime64) are starts of months, else ``"years"``."""
     dates = _valid(dates)
-    months = dates.astype("datetime64[M]")
-    offsets = dates - months.astype(dates.dtype)  # the time since the start of the month
-    return "months" if offsets.size == 0 or np.all(offsets == offsets[0]) else "years"
+    return "months" if np.all(dates.astype("datetime64[M]").astype(dates.dtype) == dates) else "years"
 
 
 def decimal_years(dates: np.ndarray, rule: str) -> np.ndarray:
@@ -45,8 +44,10 @@ def decimal_years(dates: np.ndarray, rule: str) -> np.ndarray:
     years = dates.astype("datetime64[Y]")
     year_numbers = years.astype(np.int64) + 1970
     if rule == "months":
-        months = dates.astype("datetime64[M]").astype(np.int64) % 12
-        out = year_numbers + months / 12.0
+        months = dates.astype("datetime64[M]")
+        start = months.astype("datetime64[us]")
+        elapsed = (dates - start) / ((months + 1).astype("datetime64[us]") - start)
+        out = year_numbers + (months.astype(np.int64) % 12 + elapsed) / 12.0
     else:
         start = years.astype("datetime64[us]")
         length = (years + 1).astype("datetime64[us]") - start

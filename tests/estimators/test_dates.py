@@ -30,11 +30,14 @@ def test_dates_are_decimal_years_by_the_calendar():
     assert np.allclose(decimal_years(dates, "years"), [_by_hand(m) for m in moments], rtol=0, atol=1e-9)
     # a leap day: 1 March 2016 is day 61 of 366
     assert decimal_years(np.array(["2016-03-01"], dtype="datetime64[D]"), "years")[0] == pytest.approx(2016 + 60 / 366)
-    # the first of every month (or any one day and time of it): the exact monthly grid
-    months = np.array(pd.date_range("1999-11-15 06:00", periods=30, freq="MS") + pd.Timedelta(days=14, hours=6))
+    # the first of every month: the exact monthly grid; between, the elapsed share of the month
+    months = np.array(pd.date_range("1999-11-01", periods=30, freq="MS"))
     assert date_rule(months) == "months"
     assert np.allclose(np.diff(decimal_years(months, "months")), 1 / 12, rtol=0, atol=1e-12)
-    assert decimal_years(months, "months")[0] == pytest.approx(1999 + 11 / 12)
+    assert decimal_years(months, "months")[0] == pytest.approx(1999 + 10 / 12)
+    mid = np.array(["2016-02-15T12:00"], dtype="datetime64[us]")
+    assert decimal_years(mid, "months")[0] == pytest.approx(2016 + (1 + 14.5 / 29) / 12)
+    assert date_rule(np.array(pd.date_range("1999-11-15", periods=3, freq="MS") + pd.Timedelta(days=14))) == "years"
     assert decimal_years(np.array(["1958-03-01"], dtype="datetime64[D]"), "months")[0] == pytest.approx(1958 + 2 / 12)
     # pandas periods by their start
     periods = pd.DataFrame({"quarter": pd.period_range("1969Q3", periods=4, freq="Q")})
