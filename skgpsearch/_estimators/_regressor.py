@@ -355,7 +355,7 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
         The columns that held dates (``datetime64``), by index, each with the rule that measures
         them in decimal years: ``"months"`` (year + (month − 1) / 12, when every training date
         is the start of a month; a later date adds the elapsed share of its month, over 12) or
-        ``"years"`` (year plus the elapsed share of it). Empty when there were none. Later calls
+        ``"years"`` (1970 plus years of 365.25 days since then). Empty when there were none. Later calls
         measure dates by the same rules and take numbers in those columns as decimal years.
     X_train_, y_train_ : ndarray
         Training data: its distinct rows. A row that repeats an earlier one

@@ -11,9 +11,11 @@ call (``date_columns_``):
   or yearly data given as ``2015-03`` or ``2015-03-01``), year + (month − 1) / 12: an
   exact grid, as the classic monthly series (Mauna Loa, airline) are given; a later
   date within a month adds the elapsed share of that month, over 12;
-- ``"years"``: otherwise, year + the elapsed share of that year (daily or
-  irregular data: a day is 1/365 or 1/366 of a year, and a weekly cycle keeps
-  its period of 7 days).
+- ``"years"``: otherwise, 1970 + the time since 1970 in years of 365.25 days
+  (daily or irregular data). Time runs at one rate, so a weekly cycle has the
+  same period, 7 / 365.25, in every year; calendar years of 365 and 366 days would
+  bend the time axis at each new year and shift a sharp weekly pattern by up to a
+  day. A new year falls within 18 hours of its integer.
 
 Time-zone-aware dates are measured in UTC, and pandas periods (``2015-03``
 as a monthly period) by their start.
@@ -28,6 +30,8 @@ import numpy as np
 __all__ = ["DATE_RULES", "date_rule", "decimal_years", "with_decimal_years"]
 
 DATE_RULES = ("months", "years")
+#: The year of the "years" rule: 365.25 days.
+JULIAN_YEAR = np.timedelta64(365 * 86400 * 10**6 + 6 * 3600 * 10**6, "us")
 
 
 def date_rule(dates: np.ndarray) -> str:
@@ -41,17 +45,13 @@ def decimal_years(dates: np.ndarray, rule: str) -> np.ndarray:
     dates = np.asarray(dates)
     missing = np.isnat(dates)
     dates = np.where(missing, np.datetime64("1970-01-01"), dates).astype("datetime64[us]")
-    years = dates.astype("datetime64[Y]")
-    year_numbers = years.astype(np.int64) + 1970
     if rule == "months":
-        months = dates.astype("datetime64[M]")
+        months = dates.astype("datetime64[M]")  # whole months since January 1970
         start = months.astype("datetime64[us]")
         elapsed = (dates - start) / ((months + 1).astype("datetime64[us]") - start)
-        out = year_numbers + (months.astype(np.int64) % 12 + elapsed) / 12.0
+        out = 1970 + (months.astype(np.int64) + elapsed) / 12.0
     else:
-        start = years.astype("datetime64[us]")
-        length = (years + 1).astype("datetime64[us]") - start
-        out = year_numbers + (dates - start) / length
+        out = 1970 + (dates - np.datetime64("1970-01-01", "us")) / JULIAN_YEAR
     return np.where(missing, np.nan, out.astype(np.float64))
 
 

@@ -16,9 +16,8 @@ from skgpsearch.inspection import describe, forecast_holdout
 
 
 def _by_hand(moment):
-    """Decimal years of a datetime from Python's own calendar: year + elapsed share of that year."""
-    start, end = dt.datetime(moment.year, 1, 1), dt.datetime(moment.year + 1, 1, 1)
-    return moment.year + (moment - start) / (end - start)
+    """Decimal years of a datetime by Python's own calendar: 1970 + days since 1970 / 365.25."""
+    return 1970 + (moment - dt.datetime(1970, 1, 1)) / dt.timedelta(days=365.25)
 
 
 def test_dates_are_decimal_years_by_the_calendar():
@@ -28,8 +27,12 @@ def test_dates_are_decimal_years_by_the_calendar():
     dates = np.array(moments, dtype="datetime64[us]")
     assert date_rule(dates) == "years"
     assert np.allclose(decimal_years(dates, "years"), [_by_hand(m) for m in moments], rtol=0, atol=1e-9)
-    # a leap day: 1 March 2016 is day 61 of 366
-    assert decimal_years(np.array(["2016-03-01"], dtype="datetime64[D]"), "years")[0] == pytest.approx(2016 + 60 / 366)
+    # one rate: a week is 7 / 365.25 in a leap year and in another, and a new year is within 18 hours of its integer
+    weeks = decimal_years(np.array(["2016-02-25", "2016-03-03", "2017-02-25", "2017-03-04"], dtype="datetime64[D]"),
+                          "years")
+    assert np.allclose(np.diff(weeks)[[0, 2]], 7 / 365.25, rtol=0, atol=1e-12)
+    new_years = decimal_years(np.arange("1950", "2030", dtype="datetime64[Y]").astype("datetime64[D]"), "years")
+    assert np.max(np.abs(new_years - np.arange(1950, 2030))) <= 0.75 / 365.25 + 1e-12
     # the first of every month: the exact monthly grid; between, the elapsed share of the month
     months = np.array(pd.date_range("1999-11-01", periods=30, freq="MS"))
     assert date_rule(months) == "months"
