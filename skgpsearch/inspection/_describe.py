@@ -115,14 +115,14 @@ def describe(estimator: Any, feature_names: Sequence[str] | None = None, target_
         lines = [f"Kernel: {estimator.kernel_}", ""]
     for component in parts:
         lines.append(
-            f"- {_capitalise(_component_phrase(component, names, ranges))} explains "
+            f"- {_capitalise(_component_phrase(component, names, ranges, _dates(estimator)))} explains "
             f"{_percent(component.variance_share)} of the variance of {target} "
             f"(its posterior mean has standard deviation ≈ {_num(np.std(component.mean))})."
         )
     lines += _shares_line(parts, "the target")
     lines += _ard_lines(getattr(estimator, "structure_", None), names, ranges)
     if hasattr(estimator, "structure_"):
-        lines += _change_lines(estimator.structure_, names, ranges)
+        lines += _change_lines(estimator.structure_, names, ranges, _dates(estimator))
     lines.append(_noise_line(estimator, parts))
     lines += _units_line(estimator)
     lines += _date_lines(estimator, names)
@@ -274,10 +274,15 @@ def _calibration_lines(estimator):
             f"{_num(math.sqrt(scale))}-fold."]
 
 
-def _component_phrase(component, names, ranges):
+def _dates(estimator):
+    """The indices of the estimator's date columns (measured in years: ``date_columns_``)."""
+    return frozenset(getattr(estimator, "date_columns_", None) or ())
+
+
+def _component_phrase(component, names, ranges, dates=frozenset()):
     if component.structure is None:
         return f"a component with the kernel {component.label}"
-    phrase = describe_term(component.structure, names, ranges)
+    phrase = describe_term(component.structure, names, ranges, dates)
     if component.switches:
         # the region first: the term's own phrase can be long
         phrase = " and ".join(_region_phrase(switch, names, ranges) for switch in component.switches) + ", " + phrase
@@ -386,8 +391,9 @@ def _date_lines(estimator, names):
         return []
     listed = ", ".join(f"`{names[j]}`" for j in columns)
     return [f"- Dates: {listed} {'holds dates' if len(columns) == 1 else 'hold dates'}, measured in decimal years "
-            "(2015.5 is the middle of 2015): periods, lengthscales and change locations on "
-            f"{'it' if len(columns) == 1 else 'them'} are in years."]
+            "(2015.5 is the middle of 2015): above, periods and lengthscales on "
+            f"{'it' if len(columns) == 1 else 'them'} are given as durations and change locations as decimal years; "
+            "the fitted values (`structure_`, `kernel_`) are in years."]
 
 
 def _warping_lines(estimator, names):
@@ -422,9 +428,9 @@ def _shares_line(parts, of_what):
             f"components {how}."]
 
 
-def _change_lines(structure, names, ranges):
+def _change_lines(structure, names, ranges, dates=frozenset()):
     """One sentence per changepoint or change window of the structure, outermost first."""
-    return [f"- The structure changes: {_change_phrase(node, names, ranges)}." for node in structure.changes]
+    return [f"- The structure changes: {_change_phrase(node, names, ranges, dates)}." for node in structure.changes]
 
 
 def _describe_latent(model, view, target_class, names, ranges, positive):
@@ -433,12 +439,12 @@ def _describe_latent(model, view, target_class, names, ranges, positive):
     lines = [f"Structure: {binary.structure_.to_string(names)}", ""]
     for component in parts:
         lines.append(
-            f"- {_capitalise(_component_phrase(component, names, ranges))} accounts for "
+            f"- {_capitalise(_component_phrase(component, names, ranges, _dates(model)))} accounts for "
             f"{_percent(component.variance_share)} of the variance of the latent function "
             f"(standard deviation ≈ {_num(np.std(component.mean))} on the {binary.likelihood.name} scale)."
         )
     lines += _shares_line(parts, "the latent function")
-    lines += _change_lines(binary.structure_, names, ranges)
+    lines += _change_lines(binary.structure_, names, ranges, _dates(model))
     lines += _ard_lines(binary.structure_, names, ranges)
     lik_theta = binary.lik_theta
     baseline = float(binary.likelihood.predict_proba(np.array([parts.offset]), np.array([0.0]), lik_theta)[0])
@@ -457,11 +463,13 @@ def _describe_latent(model, view, target_class, names, ranges, positive):
     return "\n".join(lines)
 
 
-def describe_term(term, names, ranges=None):
+def describe_term(term, names, ranges=None, dates=frozenset()):
     """Phrase for one additive term (a base kernel or a product of base kernels).
 
     ``ranges``: the spread (max − min) of each input column, to call a factor
-    whose lengthscale far exceeds it nearly constant.
+    whose lengthscale far exceeds it nearly constant. ``dates``: the indices of
+    date columns (in decimal years), whose periods and lengthscales are given as
+    durations ("7 days", "1 year").
     """
     operands = term.operands if isinstance(term, Product) else (term,)
     factors = [f for f in operands if not _is_constant(f)]
@@ -470,10 +478,11 @@ def describe_term(term, names, ranges=None):
     changes = [f for f in factors if isinstance(f, Change)]
     if changes:
         others = [f for f in factors if not isinstance(f, Change)]
-        phrase = " times ".join(_change_phrase(change, names, ranges) for change in changes)
+        phrase = " times ".join(_change_phrase(change, names, ranges, dates) for change in changes)
         if not others:
             return phrase
-        return f"{phrase}, multiplied by {describe_term(Product._make(others) if len(others) > 1 else others[0], names, ranges)}"
+        rest = Product._make(others) if len(others) > 1 else others[0]
+        return f"{phrase}, multiplied by {describe_term(rest, names, ranges, dates)}"
     noise = [f for f in factors if f.kind.white_noise]
     if noise:
         return noise[0].kind.phrase + ("" if len(factors) == 1 else " whose variance varies with the inputs")
@@ -482,13 +491,14 @@ def describe_term(term, names, ranges=None):
         groups.setdefault(factor.columns, []).append(factor)
     if len(groups) == 1:
         columns, group = next(iter(groups.items()))
-        return _function_of(group, _variables(columns, names), _spread(columns, ranges))
+        return _function_of(group, _variables(columns, names), _spread(columns, ranges), _in_years(columns, dates))
     flat = {columns: group for columns, group in groups.items() if _nearly_constant(group, _spread(columns, ranges))}
-    pieces = [_short_phrase(group, _variables(columns, names), _spread(columns, ranges))
+    pieces = [_short_phrase(group, _variables(columns, names), _spread(columns, ranges), _in_years(columns, dates))
               for columns, group in groups.items() if columns not in flat]
     if len(flat) == 1:
         columns, group = next(iter(flat.items()))
-        pieces.append(_short_phrase(group, _variables(columns, names), _spread(columns, ranges)))
+        pieces.append(_short_phrase(group, _variables(columns, names), _spread(columns, ranges),
+                                    _in_years(columns, dates)))
     elif flat:
         # an ARD product over many columns, most of them irrelevant: one piece for all of those
         scales = [float(group[0].params["lengthscale"]) for group in flat.values()]
@@ -499,10 +509,10 @@ def describe_term(term, names, ranges=None):
     return f"an interaction of {_join([_name(c, names) for c in every])} ({'; '.join(pieces)})"
 
 
-def _change_phrase(node, names, ranges):
+def _change_phrase(node, names, ranges, dates=frozenset()):
     """Phrase for a changepoint or change window: where it happens and what each side is."""
     var = _name(node.column, names)
-    first, second = (_side_phrase(op, names, ranges) for op in node.operands)
+    first, second = (_side_phrase(op, names, ranges, dates) for op in node.operands)
     location = node.params.get("location", np.nan)
     spread = _spread((node.column,), ranges)
 
@@ -525,20 +535,21 @@ def _change_phrase(node, names, ranges):
     return f"{first}, replaced {window} by {second}"
 
 
-def _side_phrase(expr, names, ranges):
+def _side_phrase(expr, names, ranges, dates=frozenset()):
     """Phrase for one side of a change (``None`` for a constant)."""
     terms = expr.sum_of_products()
     if all(_is_constant(t) for t in terms if not isinstance(t, Product)) and not any(isinstance(t, Product) for t in terms):
         return None
-    return " plus ".join(describe_term(t, names, ranges) for t in terms)
+    return " plus ".join(describe_term(t, names, ranges, dates) for t in terms)
 
 
-def _function_of(group, var, spread):
+def _function_of(group, var, spread, in_years=False):
     periodic = [f for f in group if f.kind.periodic]
     linear = [f for f in group if f.kind.polynomial_degree]
     smooth = [f for f in group if f.kind.distance_based]
+    length = _duration if in_years else _num
     if periodic:
-        periods = ", ".join(_num(f.params.get("period", np.nan)) for f in periodic)
+        periods = ", ".join(length(f.params.get("period", np.nan)) for f in periodic)
         head = (
             f"{periodic[0].kind.phrase.format(var=var)} with period ≈ {periods}"
             if len(periodic) == 1
@@ -548,15 +559,16 @@ def _function_of(group, var, spread):
             head += _periodic_shape(periodic[0])
         modifiers = []
         if smooth:
-            scales = ", ".join(_num(f.params.get("lengthscale", np.nan)) for f in smooth)
-            modifiers.append(f"whose shape and amplitude change smoothly over ≈ {scales} (in units of {var})")
+            scales = ", ".join(length(f.params.get("lengthscale", np.nan)) for f in smooth)
+            units = "" if in_years else f" (in units of {var})"
+            modifiers.append(f"whose shape and amplitude change smoothly over ≈ {scales}{units}")
         if linear:
             modifiers.append(f"whose amplitude {_growth(len(linear), var)}")
         return head + (" " + " and ".join(modifiers) if modifiers else "")
     if smooth:
         first = smooth[0]
         head = first.kind.phrase.format(var=var)
-        scales = ", ".join(_num(f.params.get("lengthscale", np.nan)) for f in smooth)
+        scales = ", ".join(length(f.params.get("lengthscale", np.nan)) for f in smooth)
         detail = f"lengthscale{'s' if len(smooth) > 1 else ''} ≈ {scales}"
         if "alpha" in first.kind.parameters and len(smooth) == 1:
             detail += f", α ≈ {_num(first.params.get('alpha', np.nan))}"
@@ -585,21 +597,22 @@ def _nearly_constant(group, spread):
             and group[0].params.get("lengthscale", 0) > 5 * spread)
 
 
-def _short_phrase(group, var, spread):
+def _short_phrase(group, var, spread, in_years=False):
+    length = _duration if in_years else _num
     pieces = []
     for factor in group:
         short = factor.kind.short_phrase.format(var=var)
         if factor.kind.periodic:
-            pieces.append(f"{short} with period ≈ {_num(factor.params.get('period', np.nan))}")
+            pieces.append(f"{short} with period ≈ {length(factor.params.get('period', np.nan))}")
         elif factor.kind.polynomial_degree:
             pieces.append(short)
         elif factor.kind.distance_based and factor.params.get("lengthscale", 0) > 5 * spread:
             # a lengthscale far beyond the data makes the factor nearly constant there
-            pieces.append(f"nearly constant in {var} (lengthscale ≈ {_num(factor.params['lengthscale'])})")
+            pieces.append(f"nearly constant in {var} (lengthscale ≈ {length(factor.params['lengthscale'])})")
         elif factor.kind.distance_based:
             pieces.append(
                 short
-                + f" with lengthscale ≈ {_num(factor.params.get('lengthscale', np.nan))}"
+                + f" with lengthscale ≈ {length(factor.params.get('lengthscale', np.nan))}"
             )
         else:
             pieces.append(f"{factor.name} in {var}")
@@ -717,6 +730,25 @@ def _join(items):
     if len(items) <= 1:
         return "".join(items)
     return ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def _in_years(columns, dates):
+    """Whether every one of ``columns`` is a date column (measured in years)."""
+    return bool(columns) and all(c in dates for c in columns)
+
+
+def _duration(years):
+    """A length in years as people say it: "1.5 years", "3.2 months", "7 days", "6 hours"."""
+    years = float(years)
+    if not np.isfinite(years):
+        return "?"
+    for unit, per_year, least in (("year", 1.0, 1.0), ("month", 12.0, 1.0), ("day", 365.25, 1.0),
+                                  ("hour", 365.25 * 24, 0.0)):
+        amount = years * per_year
+        if amount >= least * 0.995:
+            text = _num(amount)
+            return f"{text} {unit}" + ("" if text == "1" else "s")
+    return _num(years)
 
 
 def _num(value):

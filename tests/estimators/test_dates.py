@@ -2,6 +2,7 @@
 
 import datetime as dt
 import pickle
+import re
 import warnings
 from types import SimpleNamespace
 
@@ -68,7 +69,9 @@ def test_a_regressor_fitted_on_dates_measures_them_in_years():
     future = pd.DataFrame({"month": pd.date_range("2014-01-01", periods=6, freq="MS")})
     # dates and the decimal years they stand for predict the same
     assert np.allclose(model.predict(future), model.predict(pd.DataFrame({"month": 2014 + np.arange(6) / 12})))
-    assert "`month` holds dates, measured in decimal years" in describe(model)
+    text = describe(model)
+    assert "`month` holds dates, measured in decimal years" in text
+    assert re.search(r"period ≈ (1 year|0\.99\d years|1\.0\d years)", text)  # a duration, not a bare number
     for copy in (pickle.loads(pickle.dumps(model)),):
         assert np.allclose(copy.predict(future), model.predict(future))
     assert not hasattr(clone(model), "date_columns_")
@@ -108,3 +111,16 @@ def test_dates_as_python_objects_get_a_clear_error():
     X = np.array([[dt.date(2020, 1, day)] for day in range(1, 11)], dtype=object)
     with pytest.raises(ValueError, match="Column 0 of X holds dates as Python objects .* datetime64"):
         CompositionalGPRegressor(max_depth=1).fit(X, np.arange(10.0))
+
+
+def test_periods_and_lengthscales_on_dates_are_described_as_durations():
+    from skgpsearch.grammar import Base
+    from skgpsearch.inspection._describe import describe_term
+
+    weekly = Base("PER", 0, {"variance": 1.0, "lengthscale": 1.0, "period": 7 / 365.25})
+    smooth = Base("SE", 0, {"variance": 1.0, "lengthscale": 0.5})
+    assert "period ≈ 7 days" in describe_term(weekly, ["day"], dates={0})
+    assert "period ≈ 0.0192" in describe_term(weekly, ["day"])  # a number column keeps its own units
+    assert "lengthscale ≈ 6 months" in describe_term(smooth, ["day"], dates={0})
+    text = describe_term(weekly * Base("SE", 0, {"variance": 1.0, "lengthscale": 2.0}), ["day"], dates={0})
+    assert "period ≈ 7 days" in text and "over ≈ 2 years" in text and "in units of" not in text
