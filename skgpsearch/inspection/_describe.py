@@ -745,7 +745,7 @@ def _duration(years):
     for unit, per_year, least in (("year", 1.0, 1.0), ("month", 12.0, 1.0), ("day", 365.25, 1.0),
                                   ("hour", 365.25 * 24, 0.0)):
         amount = years * per_year
-        if amount >= least * 0.995:
+        if amount >= least * 0.95:  # (a fitted yearly cycle of 0.99 years reads as years, not 11.9 months)
             text = _num(amount)
             return f"{text} {unit}" + ("" if text == "1" else "s")
     return _num(years)
