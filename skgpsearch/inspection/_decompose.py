@@ -398,6 +398,12 @@ def numeric_inputs(estimator, X):
     return np.asarray(with_decimal_years(estimator, X, reset=False), dtype=float)
 
 
+def axis_label(estimator, names, column):
+    """A figure's label for input ``column``: its name, and for a date column its unit."""
+    dated = column in (getattr(estimator, "date_columns_", None) or {})
+    return f"{names[column]} (decimal years)" if dated else names[column]
+
+
 def feature_names_of(estimator, feature_names=None):
     """Column names for text and figures: given ones, else ``feature_names_in_``, else ``x0``, ``x1``, ..."""
     if feature_names is not None:

@@ -21,7 +21,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._search._regression import forecast_split
 from ..grammar import FixedStructureGrammar
-from ._decompose import feature_names_of, numeric_inputs
+from ._decompose import axis_label, feature_names_of, numeric_inputs
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -97,8 +97,9 @@ def forecast_holdout(
         fraction of held-out values inside the 95 % predictive interval; NaN
         likewise), and ``"seconds"``; ``"split_at"`` (the last training input),
         ``"n_train"``, ``"n_test"``, ``"refit"``, ``"column"``; and for plotting
-        ``"X_train"``, ``"y_train"``, ``"X_test"``, ``"y_test"``, ``"mean"`` and
-        ``"std"`` (the GP's predictive standard deviation of a new observation).
+        ``"X_train"``, ``"y_train"``, ``"X_test"``, ``"y_test"``, ``"mean"``,
+        ``"std"`` (the GP's predictive standard deviation of a new observation)
+        and ``"axis_label"`` (the column's name, with "(decimal years)" for dates).
     """
     check_is_fitted(estimator, "structure_")
     if is_classifier(estimator):
@@ -158,6 +159,7 @@ def forecast_holdout(
         "n_test": n_test,
         "refit": refit,
         "column": names[0],
+        "axis_label": axis_label(estimator, names, 0),
         "X_train": x[train],
         "y_train": y[train],
         "X_test": x[test],
@@ -227,7 +229,7 @@ def plot_forecast(forecast: Mapping[str, Any], *, target_name: str | None = None
     ax.plot(x, mean, lw=1.5, label="GP forecast")
     ax.scatter(x, forecast["y_test"], s=8, c="C3", label="held out")
     ax.axvline(forecast["split_at"], c="0.5", lw=1, ls="--")
-    ax.set_xlabel(forecast["column"])
+    ax.set_xlabel(forecast.get("axis_label", forecast["column"]))
     ax.set_ylabel(target_name or "target")
     ax.legend(loc="best", fontsize="small")
     ax.set_title(f"Forecast of the last {forecast['n_test']} rows from the first {forecast['n_train']}",

@@ -14,7 +14,7 @@ from numpy.typing import ArrayLike
 from sklearn.utils.validation import check_is_fitted
 
 from ..grammar import parse
-from ._decompose import decompose, feature_names_of, numeric_inputs
+from ._decompose import axis_label, decompose, feature_names_of, numeric_inputs
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -121,7 +121,7 @@ def plot_components(
                            label="partial residuals")
             else:
                 ax.plot(X_train[:, columns[0]], np.full(len(X_train), ax.get_ylim()[0]), "|", c="k", alpha=0.4)
-            ax.set_xlabel(names[columns[0]])
+            ax.set_xlabel(axis_label(estimator, names, columns[0]))
             ax.set_ylabel(unit)
             ax.legend(loc="best", fontsize="small")
         elif len(columns) == 2:
@@ -139,14 +139,14 @@ def plot_components(
             contour = ax.contourf(a, b, values, levels=15, cmap="RdBu_r", norm=norm)
             fig.colorbar(contour, ax=ax, label=unit)
             ax.scatter(X_train[:, columns[0]], X_train[:, columns[1]], s=5, c="k", alpha=0.4)
-            ax.set_xlabel(names[columns[0]])
-            ax.set_ylabel(names[columns[1]])
+            ax.set_xlabel(axis_label(estimator, names, columns[0]))
+            ax.set_ylabel(axis_label(estimator, names, columns[1]))
         else:
             fig = _figure(3.2 * len(columns), 3.4)
             axes = fig.subplots(1, len(columns), sharey=True)
             for ax, c in zip(axes, columns):
                 ax.scatter(X_train[:, c], component.mean, s=6, alpha=0.6)
-                ax.set_xlabel(names[c])
+                ax.set_xlabel(axis_label(estimator, names, c))
             axes[0].set_ylabel(f"{unit} at the training inputs")
         fig.suptitle(title, fontsize="medium")
         figures.append(fig)
@@ -205,7 +205,7 @@ def plot_fit(
         ax.scatter(X_train[:, 0], y_train, s=5, c="k", label="training data")
         if X is not None and y is not None:
             ax.scatter(numeric_inputs(estimator, X).ravel(), y, s=8, c="C3", label="other data")
-        ax.set_xlabel(names[0])
+        ax.set_xlabel(axis_label(estimator, names, 0))
         ax.set_ylabel(target)
     else:
         mean, std = estimator.predict(_as_input(estimator, X_train), return_std=True, include_noise=False)

@@ -78,6 +78,7 @@ def test_a_regressor_fitted_on_dates_measures_them_in_years():
     # a hold-out forecast orders the rows by their dates
     result = forecast_holdout(model, frame[["month"]], y, n_estimators=10)
     assert np.allclose(result["X_train"], 2010 + np.arange(result["n_train"]) / 12)
+    assert result["axis_label"] == "month (decimal years)" and result["column"] == "month"
 
 
 def test_dates_where_the_fit_saw_numbers_are_refused():
