@@ -143,7 +143,8 @@ def _demo(args):
         _check_writable(args.save_model, "the model")
     n_train, n_forecast = 240, 24
     data = load_mauna_loa(n_samples=n_train + n_forecast)
-    X, y = _frame(data.data, data.feature_names), data.target
+    names = list(data.feature_names)
+    X, y = _table({name: data.data[:, j] for j, name in enumerate(names)}, names), data.target
     X_train, y_train = _rows(X, slice(0, n_train)), y[:n_train]
     X_test, y_test = _rows(X, slice(n_train, None)), y[n_train:]
     print(f"Mauna Loa CO2, monthly, {n_train} months from 1958 (bundled with the package); "
@@ -153,7 +154,6 @@ def _demo(args):
         random_state=args.random_state, verbose=1,
     )
     seconds = _fit(model, X_train, y_train, quiet=False)
-    names = data.feature_names
     _print_model(model, seconds, target_name="CO2", names=names)
 
     print("\nCross-validated comparison with a RandomForest (5 shuffled folds of the 240 months):")
@@ -352,7 +352,8 @@ def _finite(column):
 
 
 def _table(values, names):
-    """The feature columns as the model takes them: a DataFrame (dates stay dates) when pandas is installed."""
+    """The feature columns as the model takes them: a DataFrame (the model learns the column names, and dates
+    stay dates) when pandas is installed."""
     try:
         import pandas as pd
     except ImportError:
@@ -502,15 +503,6 @@ def _write_rows(handle, header, rows):
 
 
 # -- shared -----------------------------------------------------------------------------
-def _frame(X, names):
-    """A DataFrame (so the model learns the feature names) when pandas is installed."""
-    try:
-        import pandas as pd
-    except ImportError:
-        return X
-    return pd.DataFrame(X, columns=list(names))
-
-
 def _rows(X, index):
     return X.iloc[index] if hasattr(X, "iloc") else X[index]
 

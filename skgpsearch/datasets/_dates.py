@@ -27,16 +27,16 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["DATE_RULES", "date_rule", "decimal_years", "with_decimal_years"]
+__all__ = ["date_rule", "decimal_years", "with_decimal_years"]
 
-DATE_RULES = ("months", "years")
 #: The year of the "years" rule: 365.25 days.
 JULIAN_YEAR = np.timedelta64(365 * 86400 * 10**6 + 6 * 3600 * 10**6, "us")
 
 
 def date_rule(dates: np.ndarray) -> str:
     """``"months"`` when all ``dates`` (datetime64) are starts of months, else ``"years"``."""
-    dates = _valid(dates)
+    dates = np.asarray(dates)
+    dates = dates[~np.isnat(dates)].astype("datetime64[us]")
     return "months" if np.all(dates.astype("datetime64[M]").astype(dates.dtype) == dates) else "years"
 
 
@@ -114,11 +114,6 @@ def _column(X, index):
         return column.to_numpy(dtype="datetime64[us]")
     table = np.asarray(X)
     return table[:, index] if table.ndim == 2 else table
-
-
-def _valid(dates):
-    dates = np.asarray(dates)
-    return dates[~np.isnat(dates)].astype("datetime64[us]")
 
 
 def _n_columns(X):
