@@ -1,6 +1,6 @@
 """skgpsearch: Gaussian-process kernel structure discovery, the scikit-learn way."""
 
-from ._estimators import CompositionalGPClassifier, CompositionalGPRegressor, KernelSearchCV
+from ._estimators import CompositionalGPClassifier, CompositionalGPRegressor, DecimalYears, KernelSearchCV
 from ._search import (
     DegenerateOptimumWarning,
     LevelReport,
@@ -15,6 +15,7 @@ __version__ = "0.1.0"
 __all__ = [
     "CompositionalGPClassifier",
     "CompositionalGPRegressor",
+    "DecimalYears",
     "DegenerateOptimumWarning",
     "KernelSearchCV",
     "LevelReport",

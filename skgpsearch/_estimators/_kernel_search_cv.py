@@ -18,6 +18,7 @@ from sklearn.utils import get_tags
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_array, check_is_fitted
 
+from ..datasets._dates import column_labels, date_columns
 from .._search import FAILED, NUMERICAL_FAILURES, CandidateRecord, StructureSearch
 from ..criteria import Criterion, criterion_names, get_criterion
 from ..grammar import Grammar, default_base_kernels, default_grammar, get_grammar
@@ -373,6 +374,14 @@ class KernelSearchCV(BaseSearchCV):
         estimator = self.estimator
         if isinstance(estimator, Pipeline) and len(estimator.steps) > 1:
             X = clone(estimator[:-1]).fit_transform(X, y)
+        dates = date_columns(X)
+        if dates:
+            raise ValueError(
+                f"column(s) {column_labels(X, dates)} of X hold dates, which scikit-learn's validation would read as "
+                "micro- or nanoseconds since 1970 (a yearly cycle of period about 3e13): measure them in years first, with "
+                "skgpsearch.DecimalYears as the pipeline's first step, e.g. make_pipeline(DecimalYears(), "
+                "GaussianProcessRegressor()) and kernel_param='gaussianprocessregressor__kernel'."
+            )
         if issparse(X):
             raise ValueError(
                 "Sparse input is not supported: Gaussian-process kernels need dense inputs; convert with X.toarray()."

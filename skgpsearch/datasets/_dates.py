@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["date_rule", "decimal_years", "with_decimal_years"]
+__all__ = ["column_labels", "date_columns", "date_rule", "decimal_years", "with_decimal_years"]
 
 #: The year of the "years" rule: 365.25 days.
 JULIAN_YEAR = np.timedelta64(365 * 86400 * 10**6 + 6 * 3600 * 10**6, "us")
@@ -64,14 +64,14 @@ def with_decimal_years(estimator: Any, X: Any, reset: bool) -> Any:
     column are taken as decimal years already (the inspection tools predict on
     grids of them); dates in a column the fit saw as numbers are a ``ValueError``.
     """
-    columns = _date_columns(X)
+    columns = date_columns(X)
     if reset:
         estimator.date_columns_ = {index: date_rule(_column(X, index)) for index in columns}
     fitted = getattr(estimator, "date_columns_", None) or {}
     unknown = [index for index in columns if index not in fitted]
     # (with another number of columns the estimator's validation says what is wrong)
     if unknown and _n_columns(X) == getattr(estimator, "n_features_in_", None):
-        raise ValueError(f"column(s) {_labels(X, unknown)} hold dates, which the model was fitted on as numbers: "
+        raise ValueError(f"column(s) {column_labels(X, unknown)} hold dates, which the model was fitted on as numbers: "
                          "give them as they were given to fit (or fit on the dates).")
     columns = [index for index in columns if index in fitted]
     if not columns:
@@ -86,7 +86,7 @@ def with_decimal_years(estimator: Any, X: Any, reset: bool) -> Any:
         if table.ndim == 2 else decimal_years(table, fitted[0])
 
 
-def _date_columns(X):
+def date_columns(X):
     """Indices of the columns of ``X`` that hold dates (datetime64, or time-zone-aware dates in a DataFrame)."""
     dtypes = getattr(X, "dtypes", None)
     if dtypes is not None and hasattr(X, "columns"):
@@ -120,6 +120,6 @@ def _n_columns(X):
     return X.shape[1] if np.ndim(X) == 2 else 1
 
 
-def _labels(X, indices):
+def column_labels(X, indices):
     names = list(X.columns) if hasattr(X, "columns") else None
     return ", ".join(repr(names[j]) if names is not None else str(j) for j in indices)

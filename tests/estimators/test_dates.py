@@ -11,7 +11,8 @@ import pandas as pd
 import pytest
 from sklearn.base import clone
 
-from skgpsearch import CompositionalGPClassifier, CompositionalGPRegressor
+from conftest import estimator_checks
+from skgpsearch import CompositionalGPClassifier, CompositionalGPRegressor, DecimalYears
 from skgpsearch.datasets._dates import date_rule, decimal_years, with_decimal_years
 from skgpsearch.inspection import describe, forecast_holdout
 
@@ -125,3 +126,52 @@ def test_periods_and_lengthscales_on_dates_are_described_as_durations():
     assert "lengthscale ≈ 6 months" in describe_term(smooth, ["day"], dates={0})
     text = describe_term(weekly * Base("SE", 0, {"variance": 1.0, "lengthscale": 2.0}), ["day"], dates={0})
     assert "period ≈ 7 days" in text and "over ≈ 2 years" in text and "in units of" not in text
+
+
+@estimator_checks(fast=[DecimalYears()])
+def test_decimal_years_passes_the_sklearn_estimator_checks(estimator, check):
+    check(estimator)
+
+
+def test_decimal_years_transformer_measures_dates_as_the_estimators_do():
+    frame, y = _monthly_series(36, seed=2)
+    frame["day"] = pd.date_range("2011-03-05", periods=36, freq="W")
+    step = DecimalYears().fit(frame)
+    assert step.date_columns_ == {0: "months", 2: "years"}
+    out = step.transform(frame)
+    assert out.dtype == np.float64 and out.shape == (36, 3)
+    assert np.allclose(out[:, 0], 2010 + np.arange(36) / 12)
+    assert np.allclose(out[:, 2], [_by_hand(moment.to_pydatetime()) for moment in frame["day"]], rtol=0, atol=1e-9)
+    assert np.array_equal(out[:, 1], frame["other"].to_numpy())
+    assert list(step.get_feature_names_out()) == ["month", "other", "day"]
+    # the rules are the fit's: later dates in the middle of a month keep the monthly grid's rule
+    later = frame.iloc[:1].assign(month=pd.Timestamp("2020-06-16"))
+    assert step.transform(later)[0, 0] == pytest.approx(2020 + (5 + 15 / 30) / 12)
+    with pytest.raises(ValueError, match="'other' hold dates, which the model was fitted on as numbers"):
+        step.transform(frame.assign(other=frame["day"]))
+
+
+def test_kernel_search_cv_asks_for_decimal_years_and_reads_periods_in_years_with_them():
+    from sklearn.gaussian_process import GaussianProcessRegressor
+    from sklearn.pipeline import make_pipeline
+
+    from skgpsearch import KernelSearchCV
+
+    frame, y = _monthly_series(48, seed=3)
+    y = y - 0.05 * np.arange(48)  # the yearly cycle alone
+    with pytest.raises(ValueError, match="'month' of X hold dates.*DecimalYears"):
+        KernelSearchCV(GaussianProcessRegressor(), max_depth=1).fit(frame[["month"]], y)
+    pipeline = make_pipeline(DecimalYears(), GaussianProcessRegressor(normalize_y=True))
+    search = KernelSearchCV(pipeline, kernels=[_yearly_cycle()], kernel_param="gaussianprocessregressor__kernel")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        search.fit(frame[["month"]], y)
+    period = search.best_kernel_.get_params()["k1__periodicity"]
+    assert period == pytest.approx(1.0, abs=0.02)  # the yearly cycle, in years
+    assert search.predict(frame[["month"]]).shape == (48,)
+
+
+def _yearly_cycle():
+    from sklearn.gaussian_process.kernels import ExpSineSquared, WhiteKernel
+
+    return ExpSineSquared(length_scale=1.0, periodicity=1.1, periodicity_bounds=(0.5, 2.0)) + WhiteKernel(0.1)
