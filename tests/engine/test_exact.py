@@ -323,6 +323,27 @@ def test_cholesky_lower_is_numpys_factor_in_fortran_order_and_clean(order, overw
     assert cholesky_lower(B)[1] > 0
 
 
+@pytest.mark.parametrize("order", ["C", "F"])
+@pytest.mark.parametrize("overwrite", [False, True])
+def test_cholesky_lower_sets_tiny_entries_to_zero_within_rounding(order, overwrite):
+    # an SE kernel on points far apart in lengthscales: a third of the entries in (0, 1e-150), whose products
+    # in the factorisation would be subnormal
+    rng = np.random.default_rng(3)
+    X = 12.0 * rng.normal(size=(200, 6))
+    A = np.array(np.exp(-0.5 * ((X[:, None] - X[None]) ** 2).sum(-1)) + np.eye(200), order=order)
+    assert np.mean((A > 0) & (A < 1e-150)) > 0.2
+    original = A.copy()
+    L, info = cholesky_lower(A, overwrite_a=overwrite)
+    assert info == 0
+    # the factor of the given matrix to rounding (numpy's factor of it, entries kept)
+    np.testing.assert_allclose(L, np.linalg.cholesky(original), rtol=0, atol=1e-14)
+    # no subnormal entry in the factor (without the flush: a share of them, each computed in microcode)
+    assert not np.any((L != 0) & (np.abs(L) < np.finfo(np.float64).tiny))
+    assert np.any((np.linalg.cholesky(original) != 0) & (np.abs(np.linalg.cholesky(original)) < 1e-250))
+    if not overwrite:
+        assert np.array_equal(A, original)
+
+
 def test_singular_regions_do_not_abort_the_optimiser():
     """A start whose covariance is singular is reported; the others are optimised."""
     Xd = np.repeat(np.linspace(0, 1, 10), 3)[:, None]  # duplicated inputs
