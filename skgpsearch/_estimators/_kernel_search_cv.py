@@ -377,9 +377,9 @@ class KernelSearchCV(BaseSearchCV):
         dates = date_columns(X)
         if dates:
             raise ValueError(
-                f"column(s) {column_labels(X, dates)} of X hold dates, which scikit-learn's validation would read as "
-                "micro- or nanoseconds since 1970 (a yearly cycle of period about 3e13): measure them in years first, with "
-                "skgpsearch.DecimalYears as the pipeline's first step, e.g. make_pipeline(DecimalYears(), "
+                f"column(s) {column_labels(X, dates)} of X hold dates, which scikit-learn's validation would read "
+                "as micro- or nanoseconds since 1970 (a yearly cycle of period about 3e13): measure them in years "
+                "first, with skgpsearch.DecimalYears as the pipeline's first step, e.g. make_pipeline(DecimalYears(), "
                 "GaussianProcessRegressor()) and kernel_param='gaussianprocessregressor__kernel'."
             )
         if issparse(X):
