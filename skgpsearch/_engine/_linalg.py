@@ -8,16 +8,19 @@ from scipy.linalg import lapack
 __all__ = ["NumericalError", "cholesky_lower", "jittered_cholesky", "cholesky_inverse", "cholesky_solve"]
 
 #: Before a matrix is factorised, its entries below this share of its largest diagonal entry (eps², 4.9e-32)
-#: are set to 0: a change far below the factorisation's own rounding (about n·eps relative), that keeps its
-#: products out of the subnormal range, where x86 CPUs compute in microcode, 30-100 times slower. A stationary
-#: kernel's far pairs give such entries (an SE kernel beyond 12 lengthscales, a product of several); on 1000
-#: rows with a third of them in (0, 1e-150), potrf took 261 ms instead of 11 ms, and a classifier's search on
-#: 1000 x 35 spent a quarter of its time in its subsets' Choleskys at 4-5 times their speed on clean matrices.
+#: are set to 0. That keeps products inside potrf out of the subnormal range, which x86 CPUs compute in
+#: microcode, 30-100 times slower per operation: a stationary kernel's far pairs give such entries (an SE
+#: kernel beyond 12 lengthscales, a product of several). On 1000 rows with a third of them in (0, 1e-150)
+#: potrf took 294 ms instead of 13, and a classifier's search on 1000 x 35 ran its subsets' Choleskys at a
+#: quarter of their speed on clean matrices (benchmarks/results/subnormal_cholesky.txt). The change is below
+#: the factorisation's own rounding: its backward error in entry (i, j) is about n·eps·sqrt(A_ii A_jj), more
+#: than eps² x the largest diagonal entry unless the diagonal spans over 1/eps (a kernel's plus noise spans
+#: a few orders of magnitude).
 TINY_ENTRY = np.finfo(np.float64).eps ** 2
-#: The flush (a pass over the matrix: 1.9 ms at 1000 rows, a fifth of potrf) is made only when a sample
-#: of the matrix, every 16th row and column, holds a nonzero entry below SUBNORMAL_RISK x its largest
-#: diagonal entry, where products begin to fall below the normal range (2.2e-308): entries down to 1e-65
-#: (an SE kernel on points up to 11 lengthscales apart) cost potrf nothing (benchmarks/subnormal_cholesky.py).
+#: The flush, a pass over the matrix (1.9 ms at 1000 rows, a fifth of potrf), is made only when a sample of
+#: the matrix, every 16th row and column, holds an entry (an exact 0 included) below SUBNORMAL_RISK x its
+#: largest diagonal entry, where products begin to fall below the normal range (2.2e-308): entries down to
+#: 1e-65 (an SE kernel on points up to 11 lengthscales apart) cost potrf nothing.
 SUBNORMAL_RISK = 1e-150
 TINY_SAMPLE_STRIDE = 16
 
