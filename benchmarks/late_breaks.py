@@ -11,10 +11,11 @@ drift (the last value plus the last year's mean monthly change) and the seasonal
 with drift (the last year repeated, shifted by the last year's change per year ahead).
 
 Printed per series: the rule the select stage applied, the structure, the RMSE of the forecast,
-the share of test months inside the 95 % interval, and seconds.
+its MNLP (mean negative log predictive density of a test month, noise included), the share of
+test months inside the 95 % interval, and seconds.
 
 Then per rule, over the series with a drop in the held-out rows (after 85 %): the mean and the
-worst RMSE, and the mean share inside the interval.
+worst RMSE, the mean MNLP and the mean share inside the interval.
 
 Run:  python benchmarks/late_breaks.py [--drops 0.7 0.88 0.92 0.96] [--seeds 0 1 2 3] [--n-jobs 2]
 """
@@ -24,6 +25,7 @@ import time
 import warnings
 
 import numpy as np
+from scipy import stats
 
 from skgpsearch import CompositionalGPRegressor
 from skgpsearch._search._regression import RegressionModelFitter
@@ -55,8 +57,9 @@ def fit(X, y, X_test, y_test, n_jobs, late_change_rule):
         RegressionModelFitter.changes_in_forecast_rows = rule
     mean, std = model.predict(X_test, return_std=True)
     rmse = float(np.sqrt(np.mean((mean - y_test) ** 2)))
+    mnlp = float(-stats.norm.logpdf(y_test, mean, std).mean())
     inside = float(np.mean(np.abs(y_test - mean) < 1.96 * std))
-    return model.selection_, str(model.structure_), rmse, inside, seconds
+    return model.selection_, str(model.structure_), rmse, mnlp, inside, seconds
 
 
 def main():
@@ -65,37 +68,40 @@ def main():
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3])
     parser.add_argument("--n-jobs", type=int, default=2)
     args = parser.parse_args()
-    print("| drop at (share of the training months) | seed | select stage | selection | structure | RMSE "
+    print("| drop at (share of the training months) | seed | select stage | selection | structure | RMSE | MNLP "
           "| inside the 95 % interval | s |")
-    print("|---|---|---|---|---|---|---|---|")
-    late = {}  # rule -> [(RMSE, inside)] of the series whose drop lies in the held-out rows
+    print("|---|---|---|---|---|---|---|---|---|")
+    late = {}  # rule -> [(RMSE, MNLP, inside)] of the series whose drop lies in the held-out rows
     for drop_at in args.drops:
         for seed in args.seeds:
             X, y, X_test, y_test = series(seed, drop_at)
             scores = {}
             for rule in (True, False):
-                selection, structure, rmse, inside, seconds = fit(X, y, X_test, y_test, args.n_jobs, rule)
+                selection, structure, rmse, mnlp, inside, seconds = fit(X, y, X_test, y_test, args.n_jobs, rule)
                 name = "default" if rule else "without the late-change rule"
-                scores[name] = (rmse, inside)
-                print(f"| {drop_at:.2f} | {seed} | {name} | {selection} | {structure} | {rmse:.2f} | {inside:.0%} "
-                      f"| {seconds:.0f} |", flush=True)
+                scores[name] = (rmse, mnlp, inside)
+                print(f"| {drop_at:.2f} | {seed} | {name} | {selection} | {structure} | {rmse:.2f} | {mnlp:.3f} "
+                      f"| {inside:.0%} | {seconds:.0f} |", flush=True)
             step = (y[-1] - y[-13]) / 12.0
             naive = y[-1] + step * np.arange(1, N_TEST + 1)
             seasonal = y[-12:][np.arange(N_TEST) % 12] + 12.0 * step * (1 + np.arange(N_TEST) // 12)
             for name, forecast in (("naive + drift", naive), ("seasonal naive + drift", seasonal)):
-                scores[name] = (float(np.sqrt(np.mean((forecast - y_test) ** 2))), None)
-                print(f"| {drop_at:.2f} | {seed} | {name} | | | {scores[name][0]:.2f} | | |", flush=True)
+                scores[name] = (float(np.sqrt(np.mean((forecast - y_test) ** 2))), None, None)
+                print(f"| {drop_at:.2f} | {seed} | {name} | | | {scores[name][0]:.2f} | | | |", flush=True)
             if drop_at > 0.85:
                 for name, score in scores.items():
                     late.setdefault(name, []).append(score)
     if late:
         print("\nDrops in the held-out rows (after 85 % of the training months):\n")
-        print("| forecast | mean RMSE | worst RMSE | mean share inside the 95 % interval |\n|---|---|---|---|")
+        print("| forecast | mean RMSE | worst RMSE | mean MNLP | mean share inside the 95 % interval |\n"
+              "|---|---|---|---|---|")
         for name, scores in late.items():
-            rmse = [r for r, _ in scores]
-            inside = [i for _, i in scores if i is not None]
+            rmse = [r for r, _, _ in scores]
+            mnlp = [m for _, m, _ in scores if m is not None]
+            inside = [i for _, _, i in scores if i is not None]
             share = f"{np.mean(inside):.0%}" if inside else ""
-            print(f"| {name} | {np.mean(rmse):.2f} | {max(rmse):.2f} | {share} |")
+            print(f"| {name} | {np.mean(rmse):.2f} | {max(rmse):.2f} | {f'{np.mean(mnlp):.3f}' if mnlp else ''} "
+                  f"| {share} |")
 
 
 if __name__ == "__main__":

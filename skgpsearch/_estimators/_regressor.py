@@ -334,7 +334,9 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
         ``"forecast"`` selection, the mean squared error, in predictive
         standard deviations, of the chosen structure's forecast of the
         series' last 15 % from the rest, when above 1 (its forecast was
-        overconfident there); else 1.
+        overconfident there); the same, at most 4, where the criterion
+        selected on a series because its best finalist changes within
+        those rows (a refit on the rest cannot place the change); else 1.
     search_stop_reason_ : str
         Why the search stopped (``"no improvement"``, ``"max_depth reached"``,
         ``"depth limit reached"``, a budget, ``"interrupted"``).

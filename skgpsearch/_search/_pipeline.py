@@ -185,6 +185,15 @@ HOPELESS_FINALIST_GAP = 20.0
 #: forecast log densities are within FORECAST_TIE nats of the best are tied, and the criterion decides.
 FORECAST_FRACTION = 0.15
 FORECAST_TIE = 1.0
+#: Where the criterion selects because its best finalist changes within those rows, the selected structure's refit
+#: on the earlier rows still forecasts them, to calibrate the spread beyond the series, but its factor is capped at
+#: this: the refit cannot place the change, so its errors measure the change's surprise as much as the structure's
+#: spread, and the cap bounds what an unneeded widening costs a calibrated forecast (standard deviations at most
+#: twice as wide: log 2 - 3/8 = 0.32 nats a forecast row). Measured (benchmarks/results/late_change_widening.txt):
+#: R's sunspot.year and uspop, whose bands held 45 and 0 % of their tests, MNLP 23.75 -> 9.26 and 19.25 -> 6.85;
+#: wages 4.51 -> 3.77, call-centre 4.20 -> 4.32; benchmarks/late_breaks.py's 12 series 35.61 -> 35.90 in all. The
+#: factor uncapped: 44.19 there, call-centre 5.97.
+LATE_CHANGE_WIDENING_CAP = 4.0
 #: When the select stage forecasts, the trend variants of this many of the best finalists compete too;
 #: their records' message.
 TREND_VARIANT_PARENTS = 2
@@ -749,6 +758,7 @@ class SearchPipeline:
         records = finalists.records
         forecast_refits = {}
         held_back = []
+        late_change = None
         cross_validated = (selection in ("loo", "stacking") and model_fitter.cross_validates and len(records) > 1
                            and finalists.rows is None)
         if selection == "forecast" and (self._out_of_time() or (
@@ -762,7 +772,7 @@ class SearchPipeline:
             # on the rows before cannot place that change, so every forecast mostly measures the surprise
             exploration.result.stop_reason += ("; selected by the criterion: its best finalist changes within "
                                                "the latest rows, which a forecast from the earlier ones cannot judge")
-            selection = "criterion"
+            selection = late_change = "criterion"
         if selection == "criterion":
             selected = _first_best(records, lambda r: r.criterion)
             pool = [r for r in finalists.comparable if np.isfinite(r.criterion) and r is not selected]
@@ -822,6 +832,8 @@ class SearchPipeline:
         refit = forecast_refits.get(id(chosen[0]))
         if selection == "forecast" and refit is not None and chosen[0].predictive_score is not None:
             variance_scale = model_fitter.forecast_variance_scale(refit, FORECAST_FRACTION)
+        elif late_change and not self._out_of_time():
+            variance_scale = self._late_change_variance_scale(model_fitter, chosen[0], getattr(self, "_seed", 0))
         outcome = PipelineResult(exploration.result, chosen, weights, finalists.rows, list(records), selection,
                                  held_back, cross_validated and bool(scored), variance_scale)
         if self.settings.progress is not None:
@@ -838,6 +850,23 @@ class SearchPipeline:
                     for outcome in densities]
         refits = {id(r): fits[0] for r, (_, fits) in zip(records, outcomes) if fits}
         return _scored(records, outcomes), refits
+
+    def _late_change_variance_scale(self, model_fitter, record, seed):
+        """The variance factor beyond the series of ``record``, selected by the criterion because it changes within
+        the rows the forecast judge holds out: its refit's factor, at most LATE_CHANGE_WIDENING_CAP (1 when the
+        refit fails or is interrupted). The refit is charged to ``record``; its forecast judges nothing."""
+        function, arguments = self._bounded((model_fitter.forecast_log_density,
+                                             (record, FORECAST_FRACTION, candidate_seed(seed, record.structure))))
+        try:
+            _, refit = function(*arguments)
+        except KeyboardInterrupt:
+            warnings.warn("Search interrupted while calibrating the forecast's spread: it is left as fitted.",
+                          RuntimeWarning, stacklevel=3)
+            return 1.0
+        if refit is None:
+            return 1.0
+        _charge(record, refit)
+        return min(LATE_CHANGE_WIDENING_CAP, model_fitter.forecast_variance_scale(refit, FORECAST_FRACTION))
 
     def _cross_validated_densities(self, model_fitter, records, seed, result):
         """{id(record): the log density of every row predicted by its refits on the other folds}, in parallel;

@@ -20,7 +20,8 @@ from scipy.stats import t as student_t
 from .._search._classification import BinaryClassificationModelFitter
 from .._search._diagnostics import advice_for, grouped_findings
 from .._search._pipeline import (COMPOSITE_MARGIN_SE, CROSS_VALIDATION_FOLDS, FORECAST_FRACTION,
-                                 LOO_OPTIMISM_PER_HYPERPARAMETER, TREND_VARIANT_MESSAGE)
+                                 LATE_CHANGE_WIDENING_CAP, LOO_OPTIMISM_PER_HYPERPARAMETER,
+                                 TREND_VARIANT_MESSAGE)
 from .._search._regression import RegressionModelFitter
 from ..grammar import Base, Change, Expr, Product, Sum, parse, random_walk_with_drift
 from ..grammar._grammars import RANDOM_WALK_KIND
@@ -183,7 +184,15 @@ def _is_held_back(table, i):
 
 
 def _finalist_text(estimator, names, n_rows, chosen, target_class=None):
-    """The finalists the select stage judged by held-out prediction, and why the chosen one won ('' if none)."""
+    """The finalists the select stage judged by held-out prediction, and why the chosen one won ('' if none); where
+    the criterion chose on a series (a change within its latest rows), how the spread beyond the series widened."""
+    text = _judged_finalist_text(estimator, names, n_rows, chosen, target_class)
+    if getattr(estimator, "selection_", None) == "criterion":
+        text += "".join(f"\n\n{line}" for line in _calibration_lines(estimator))
+    return text
+
+
+def _judged_finalist_text(estimator, names, n_rows, chosen, target_class=None):
     table = getattr(estimator, "finalists_", None)
     if not table:
         return ""
@@ -268,6 +277,13 @@ def _calibration_lines(estimator):
     scale = getattr(estimator, "forecast_variance_scale_", 1.0)
     if scale <= 1.0:
         return []
+    if getattr(estimator, "selection_", None) == "criterion":
+        return [f"The chosen structure changes within the series' last {100 * FORECAST_FRACTION:.0f} %, so it was "
+                "chosen by the criterion, not by a forecast of those rows from the earlier ones, which cannot place "
+                "the change. That forecast still measures how far the series strays from such a model's band: it "
+                "erred by more than the model's predictive standard deviations, so predictions beyond the series' "
+                f"last time widen its spread {_num(math.sqrt(scale))}-fold (at most "
+                f"{_num(math.sqrt(LATE_CHANGE_WIDENING_CAP))}-fold: its errors include the change itself)."]
     return [f"Refitted on the first {100 * (1 - FORECAST_FRACTION):.0f} % of the series, the chosen structure's "
             f"forecast of the rest erred by {_num(math.sqrt(scale))} of its predictive standard deviations (root mean "
             "square; 1 would be calibrated), so predictions beyond the series' last time widen its spread "

@@ -1026,6 +1026,38 @@ def test_predict_widens_the_spread_beyond_the_series_by_the_forecast_variance_sc
     assert "widen its spread" not in other.describe()
 
 
+@pytest.mark.parametrize("refit_scale, expected", [(9.0, 4.0), (2.25, 2.25), (0.5, 1.0)])
+def test_a_series_chosen_by_the_criterion_for_a_late_change_widens_by_its_refit_at_most_twofold(
+        monkeypatch, refit_scale, expected):
+    from skgpsearch._search._pipeline import LATE_CHANGE_WIDENING_CAP
+    from skgpsearch._search._regression import RegressionModelFitter
+
+    judged = []
+
+    def scale(self, refit, fraction):
+        judged.append((refit, fraction))
+        return max(1.0, refit_scale)  # as the fitter's own: never below 1
+
+    monkeypatch.setattr(RegressionModelFitter, "forecast_variance_scale", scale)
+    monkeypatch.setattr(RegressionModelFitter, "changes_in_forecast_rows", lambda self, record, fraction: True)
+    X = np.linspace(0, 6, 40)[:, None]
+    y = np.sin(2 * X[:, 0]) + 0.1 * np.random.default_rng(0).normal(size=40)
+    model = CompositionalGPRegressor(base_kernels=("SE", "LIN"), max_depth=1, random_state=0).fit(X, y)
+    assert model.selection_ == "criterion"
+    assert "changes within the latest rows" in model.search_stop_reason_
+    assert LATE_CHANGE_WIDENING_CAP == 4.0
+    assert model.forecast_variance_scale_ == expected
+    # one refit on the series' start, of the structure the criterion chose; it judged nothing
+    (refit, fraction), = judged
+    assert fraction == 0.15 and refit.structure.without_values() == model.structure_.without_values()
+    assert all(score is None for score in model.finalists_["forecast_log_density"])
+    text = model.describe()
+    if expected > 1:
+        assert f"widen its spread {np.sqrt(expected):g}-fold (at most 2-fold" in text
+    else:
+        assert "widen its spread" not in text
+
+
 def test_a_fixed_structure_on_a_series_is_calibrated_by_its_forecast_of_the_series_end(monkeypatch):
     from skgpsearch._search._regression import RegressionModelFitter
 
@@ -1075,8 +1107,10 @@ def test_a_change_in_the_held_out_end_of_a_series_leaves_the_choice_to_the_crite
         assert model.selection_ == "forecast" and refitted
         assert all(d is not None for d in model.finalists_["forecast_log_density"])
     else:
-        # the evidence places the drop where it is, within the rows a forecast would hold out; no refit runs
-        assert model.selection_ == "criterion" and not refitted
+        # the evidence places the drop where it is, within the rows a forecast would hold out; no finalist is
+        # judged, only the chosen one refitted, to calibrate its spread beyond the series
+        assert model.selection_ == "criterion"
+        assert [s.without_values() for s in refitted] == [model.structure_.without_values()]
         assert model.finalists_["weight"][best] == 1.0
         assert changes and abs(changes[0].params["location"] - drop_at) < 0.2
         assert held_out_from < changes[0].params["location"]
