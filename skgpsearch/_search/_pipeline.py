@@ -758,7 +758,7 @@ class SearchPipeline:
         records = finalists.records
         forecast_refits = {}
         held_back = []
-        late_change = None
+        late_change = False
         cross_validated = (selection in ("loo", "stacking") and model_fitter.cross_validates and len(records) > 1
                            and finalists.rows is None)
         if selection == "forecast" and (self._out_of_time() or (
@@ -772,7 +772,7 @@ class SearchPipeline:
             # on the rows before cannot place that change, so every forecast mostly measures the surprise
             exploration.result.stop_reason += ("; selected by the criterion: its best finalist changes within "
                                                "the latest rows, which a forecast from the earlier ones cannot judge")
-            selection = late_change = "criterion"
+            selection, late_change = "criterion", True
         if selection == "criterion":
             selected = _first_best(records, lambda r: r.criterion)
             pool = [r for r in finalists.comparable if np.isfinite(r.criterion) and r is not selected]

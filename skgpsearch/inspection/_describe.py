@@ -193,6 +193,7 @@ def _finalist_text(estimator, names, n_rows, chosen, target_class=None):
 
 
 def _judged_finalist_text(estimator, names, n_rows, chosen, target_class=None):
+    """The finalists the select stage judged by held-out prediction, and why the chosen one won ('' if none)."""
     table = getattr(estimator, "finalists_", None)
     if not table:
         return ""
