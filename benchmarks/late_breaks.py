@@ -21,14 +21,12 @@ Run:  python benchmarks/late_breaks.py [--drops 0.7 0.88 0.92 0.96] [--seeds 0 1
 """
 
 import argparse
-import time
-import warnings
 
 import numpy as np
-from scipy import stats
 
 from skgpsearch import CompositionalGPRegressor
 from skgpsearch._search._regression import RegressionModelFitter
+from unseen_series import fit_and_forecast
 
 N_TRAIN, N_TEST = 180, 24
 
@@ -48,17 +46,9 @@ def fit(X, y, X_test, y_test, n_jobs, late_change_rule):
         RegressionModelFitter.changes_in_forecast_rows = lambda self, record, fraction: False
     try:
         model = CompositionalGPRegressor(random_state=0, n_jobs=n_jobs)
-        start = time.perf_counter()
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            model.fit(X, y)
-        seconds = time.perf_counter() - start
+        seconds, rmse, mnlp, inside = fit_and_forecast(model, X, y, X_test, y_test)
     finally:
         RegressionModelFitter.changes_in_forecast_rows = rule
-    mean, std = model.predict(X_test, return_std=True)
-    rmse = float(np.sqrt(np.mean((mean - y_test) ** 2)))
-    mnlp = float(-stats.norm.logpdf(y_test, mean, std).mean())
-    inside = float(np.mean(np.abs(y_test - mean) < 1.96 * std))
     return model.selection_, str(model.structure_), rmse, mnlp, inside, seconds
 
 
