@@ -40,6 +40,7 @@ __all__ = [
     "deadline_batches",
     "expected_fit_seconds",
     "fit_times",
+    "full_effort_cost",
     "merge_full_effort_refit",
     "parallel_rounds",
     "required_improvement",
@@ -51,9 +52,14 @@ MAX_SEARCH_DEPTH = 10
 #: A level with more than this many times ``max_fits_per_depth`` candidates is first cut to that many by
 #: the fitter's ``prescreen`` (its starts next to the parent, evaluated once each, no optimisation).
 PRESCREEN_FACTOR = 2
-#: What a time budget expects a full-effort fit to cost, in fits of the explore stage's cheap efforts
-#: ("screened", "explore"): 3-8x, measured on the internet and births series (893-909 rows).
+#: What a time budget expects a full-effort fit to cost, in fits of the explore stage's "screened" effort, or of
+#: its "explore" effort on a subset of the rows: 3-8x on the internet and births series (893-909 rows), 7-12x on
+#: a synthetic 800 x 3 table explored on 400 rows (2026-12-06).
 FULL_EFFORT_COST = 8.0
+#: The same for the "explore" effort on all the rows: 0.9-3.3x, most 1.3-2.1x (2026-12-06: synthetic tables of
+#: 80-400 rows and 2-8 columns, scikit-learn's diabetes, classifiers of 150-700 rows). At FULL_EFFORT_COST a
+#: time budget held back four times what the finalists stage took and stopped the search a depth or two early.
+EXPLORE_FULL_EFFORT_COST = 3.0
 #: The columns of ``search_results_``, in order.
 RESULT_COLUMNS = ("structure", "depth", "parent", "criterion", "log_marginal_likelihood",
                   "n_hyperparameters", "fit_time", "n_evaluations", "evaluated_rows", "status", "message",
@@ -546,6 +552,17 @@ def _plus(score: ScreenScore, earlier: ScreenScore | None) -> ScreenScore:
                        score.evaluated_rows + earlier.evaluated_rows)
 
 
+def full_effort_cost(explore_fitter: CandidateFitter, n_rows: int) -> float:
+    """What a time budget expects a full-effort fit to cost, in fits of ``explore_fitter`` (the explore stage's
+    fitter on ``n_rows`` rows, see :func:`~skgpsearch._search._candidate_fitter.with_effort`)."""
+    if explore_fitter.effort == "full":
+        return 1.0
+    subset = explore_fitter.max_optimize_samples
+    if explore_fitter.effort == "explore" and (subset is None or subset >= n_rows):
+        return EXPLORE_FULL_EFFORT_COST
+    return FULL_EFFORT_COST
+
+
 def expected_fit_seconds(n_base_kernels: int, fits: Sequence[tuple[int, float]], quantile: float = 50.0) -> float:
     """The expected time of one fit of a structure with ``n_base_kernels`` base kernels, from earlier
     ``(n_base_kernels, seconds)`` fits of the same effort: the ``quantile`` of the times of that size, else of
@@ -731,6 +748,6 @@ def run_search(fitter: CandidateFitter, X: np.ndarray, y: np.ndarray, grammar: G
         refine=fits.refine if settings.explore_effort == "explore" else None,
         refine_per_level=settings.refine_per_level,
         n_jobs=settings.n_jobs,
-        refine_cost=FULL_EFFORT_COST,
+        refine_cost=full_effort_cost(explore, X.shape[0]),
     )
     return search.run()

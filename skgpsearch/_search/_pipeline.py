@@ -118,6 +118,7 @@ from .._engine._linalg import NumericalError
 from ..criteria import SelectionCriterion
 from ..grammar import Expr, Grammar
 from ._candidate_fitter import (
+    EXPLORE_THEN_POLISH,
     SUBSET_FULL_EFFORT,
     CandidateFitter,
     full_effort_on_subset,
@@ -127,7 +128,7 @@ from ._candidate_fitter import (
     with_effort,
 )
 from ._loop import (FULL_EFFORT_COST, SearchResult, SearchSettings, deadline_batches, expected_fit_seconds,
-                    fit_times, merge_full_effort_refit, parallel_rounds, run_search)
+                    fit_times, full_effort_cost, merge_full_effort_refit, parallel_rounds, run_search)
 from ._progress import ProgressCallback, cost_text
 from ._records import OK, CandidateRecord, candidate_seed
 
@@ -250,6 +251,28 @@ STOPS_WITHOUT_MORE_FITS = ("candidate budget reached", "interrupted")
 #: A margin on the finalists stage's modelled time (each fit at its structure's size and effort, in rounds
 #: of n_jobs), which a time budget keeps back: diabetes' two 10-column baselines took 1.4x their estimate.
 FINALIST_FIT_COST = 1.5
+#: What a baseline fitted with the "explore+polish" effort costs a time budget, in explore fits of a structure
+#: of its size (see cost_size); the three costs below were measured on 2026-12-06 (synthetic tables of 80-400
+#: rows and 2-8 columns, scikit-learn's diabetes, a 120-month series, classifiers of 150-200 rows, n_jobs=1),
+#: where the polished finalists and the baselines took 0.5-2.1 explore fits of the largest structure a job,
+#: a cross-validation job 1.1-2.7 and a forecast job 0.1-0.3. The reserve had charged a baseline 8 full-effort
+#: fits, a cross-validation job 5 and a forecast job 1, and held back 4-20x what the finalists stage took: a
+#: 5 s budget stopped a 1.2 s search at depth 1 after 0.4 s, a 20 s budget a 55 s search after 6 s. Now it
+#: holds back 1.2-1.5x on the tables and classifiers and 5x on the series (0.75x on a 150-row covariate, whose
+#: finalists stage took 0.1 s).
+POLISHED_BASELINE_COST = 1.0
+#: What one job of the select stage's cross-validation (a finalist's refits on every fold's training rows, each
+#: from its fitted values) costs a time budget, in explore fits of the finalist.
+CROSS_VALIDATION_JOB_COST = 1.5
+#: What a trend variant's fit or a forecast refit (each from a finalist's values, on a series) costs a time
+#: budget, in explore fits of the search's largest structure.
+FORECAST_JOB_COST = 0.5
+
+
+def cost_size(structure: Expr) -> int:
+    """The size a time budget prices a structure's fit at: its base kernels, or half its hyperparameters where
+    that is more (one ARD kernel over ten columns is one base kernel with eleven hyperparameters)."""
+    return max(structure.n_base_kernels, math.ceil(structure.n_hyperparameters / 2))
 
 
 class ModelFitter(Protocol):
@@ -475,13 +498,15 @@ class SearchPipeline:
         fitted cheaply are left out: they are made only when the time left allows them
         (:meth:`_affordable_full_effort`), so a tight budget buys a deeper search instead.
         """
+        n_rows = model_fitter.X.shape[0]
+        self._full_effort_cost = full_effort_cost(
+            with_effort(model_fitter.candidate_fitter, self.settings.explore_effort, n_rows), n_rows)
         if self.settings.time_budget is None:
             return None
         rounds = self._rounds
-        baselines = [s.n_base_kernels for s in model_fitter.baseline_structures(grammar)]
-        n_rows = model_fitter.X.shape[0]
-        cheap = with_effort(model_fitter.candidate_fitter, self.settings.explore_effort, n_rows).effort != "full"
-        full_cost = FULL_EFFORT_COST if cheap else 1.0
+        baselines = [cost_size(s) for s in model_fitter.baseline_structures(grammar)]
+        baseline_cost = POLISHED_BASELINE_COST if model_fitter.baseline_fitter().effort == EXPLORE_THEN_POLISH \
+            else self._full_effort_cost
         n_polished = 0
         if not model_fitter.explore_fits_are_final:
             n_polished = 1 if self.settings.selection == "criterion" else PREDICTIVE_FINALISTS
@@ -492,14 +517,15 @@ class SearchPipeline:
         def reserve(seconds_for, largest):
             finalist = seconds_for(largest)
             baseline = max((seconds_for(size) for size in baselines), default=0.0)
-            total = rounds(len(baselines)) * full_cost * baseline + rounds(n_polished) * finalist
+            total = rounds(len(baselines)) * baseline_cost * baseline + rounds(n_polished) * finalist
             if forecast:
                 # the trend variants' fits, then one refit on the start of the series per finalist
-                total += (rounds(n_variants) + rounds(PREDICTIVE_FINALISTS + n_variants)) * finalist
-                total += rounds(len(baselines)) * baseline
+                total += (rounds(n_variants) + rounds(PREDICTIVE_FINALISTS + n_variants)) * FORECAST_JOB_COST * finalist
+                total += rounds(len(baselines)) * FORECAST_JOB_COST * baseline
             if cross_validating:
                 # a job per finalist: its refits on each fold's training rows, from its fitted values
-                total += rounds(PREDICTIVE_FINALISTS + len(baselines)) * CROSS_VALIDATION_FOLDS * max(finalist, baseline)
+                total += rounds(PREDICTIVE_FINALISTS + len(baselines)) * CROSS_VALIDATION_JOB_COST * \
+                    max(finalist, baseline)
             return FINALIST_FIT_COST * total
 
         return reserve
@@ -509,7 +535,7 @@ class SearchPipeline:
 
     def _affordable_full_effort(self, records, wanted, result):
         """How many of the ``wanted`` best ``records`` the time left allows to refit with full effort (all
-        without a time budget): each costs ``FULL_EFFORT_COST`` times its cheap fit, ``n_jobs`` at a
+        without a time budget): each costs ``_full_effort_cost`` times its cheap fit, ``n_jobs`` at a
         time, and the rest of the finalists stage is kept back."""
         cheap = [r for r in records[:wanted] if r.effort != "full"]
         if self._deadline is None or not cheap:
@@ -521,7 +547,7 @@ class SearchPipeline:
             max(r.structure.n_base_kernels for r in records))
         affordable = 0
         for count in range(1, len(cheap) + 1):
-            if FULL_EFFORT_COST * self._rounds(count) * max(r.fit_time for r in cheap[:count]) > left:
+            if self._full_effort_cost * self._rounds(count) * max(r.fit_time for r in cheap[:count]) > left:
                 break
             affordable = count
         if affordable < len(cheap):

@@ -314,6 +314,24 @@ def test_budgets_keep_what_was_found(additive_interaction_data):
     assert screened.predict(X[:3]).shape == (3,)
 
 
+def test_a_time_budget_well_above_the_searchs_time_leaves_it_as_it_is():
+    # a 100 x 2 table: the unbounded search takes about a second; a budget of three times that plus a second
+    # must buy the same search (its reserve for the finalists had held back 4-9x what they took, and the
+    # search stopped at depth 1 with 0.3 s of a 5 s budget spent)
+    import time
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(0, 5, (100, 2))
+    y = np.sin(2 * X[:, 0]) * X[:, 1] + 0.1 * rng.normal(size=100)
+    start = time.perf_counter()
+    free = CompositionalGPRegressor(random_state=0, n_jobs=1).fit(X, y)
+    seconds = time.perf_counter() - start
+    bounded = CompositionalGPRegressor(random_state=0, n_jobs=1, time_budget=3.0 * seconds + 1.0).fit(X, y)
+    assert bounded.search_stop_reason_ == free.search_stop_reason_
+    assert bounded.search_results_["structure"] == free.search_results_["structure"]
+    assert bounded.best_score_ == pytest.approx(free.best_score_)
+
+
 @pytest.mark.parametrize("criterion, option, expected", [
     ("bic", "auto", 1.0), ("lml", "auto", 1.0), ("aic", "auto", 1.0),
     # units the estimator cannot know: a squared error, a user's score

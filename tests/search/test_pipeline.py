@@ -12,7 +12,7 @@ from sklearn.exceptions import ConvergenceWarning
 from scipy.special import logsumexp
 
 import skgpsearch._search._pipeline as pipeline_module
-from skgpsearch._search._loop import SearchSettings, required_improvement
+from skgpsearch._search._loop import EXPLORE_FULL_EFFORT_COST, SearchSettings, required_improvement
 from skgpsearch._search._progress import LevelReport, search_progress
 from skgpsearch._search._pipeline import (SearchPipeline, cross_validation_folds, finalists_table, refit_finalists,
                                          resolve_selection, stacking_weights)
@@ -484,15 +484,15 @@ def test_finalists_left_without_their_refits_are_all_judged_by_leave_one_out(mon
 
 
 def test_a_time_budget_keeps_back_the_refits_of_a_cross_validating_model_fitter():
-    # one second an explore fit, n_jobs=1: the reserve grows by the refits of 4 finalists and one baseline on
-    # each of the 5 folds, times the margin on modelled time
+    # one second an explore fit, n_jobs=1: the reserve grows by a job for each of 4 finalists and one baseline
+    # (its refits on the 5 folds, each from its fitted values), times the margin on modelled time
     pipeline = _pipeline(selection="stacking", time_budget=100.0)
     plain = _TableModelFitter(40, lambda text, rows: 0.0, baselines=["SE(0) * SE(1) * SE(2)"])
     validating = _CrossValidatingModelFitter(40, lambda text, rows: 0.0, baselines=["SE(0) * SE(1) * SE(2)"])
     extra = (pipeline._reserve(validating, GRAMMAR)(lambda size: 1.0, 1)
              - pipeline._reserve(plain, GRAMMAR)(lambda size: 1.0, 1))
     assert extra == pytest.approx(pipeline_module.FINALIST_FIT_COST * (pipeline_module.PREDICTIVE_FINALISTS + 1)
-                                  * pipeline_module.CROSS_VALIDATION_FOLDS)
+                                  * pipeline_module.CROSS_VALIDATION_JOB_COST)
 
 
 def test_resolve_selection():
@@ -584,11 +584,12 @@ def test_a_time_budget_makes_the_finalists_full_effort_refits_only_when_they_fit
 
 
 def test_a_time_budget_bounds_the_whole_search_with_large_baselines(monkeypatch):
-    # a fake clock: a fit takes one second per base kernel, FULL_EFFORT_COST times that with full effort;
-    # the explore stage fits cheaply and two three-kernel baselines are fitted with full effort at the end
+    # a fake clock: a fit takes one second per base kernel with the explore effort (on all rows) and
+    # EXPLORE_FULL_EFFORT_COST times that with full effort; two three-kernel baselines are fitted with full
+    # effort at the end
     clock = [0.0]
     monkeypatch.setattr(time, "perf_counter", lambda: clock[0])
-    full_cost = pipeline_module.FULL_EFFORT_COST
+    full_cost = EXPLORE_FULL_EFFORT_COST
 
     class _TimedFitter(_TableFitter):
         def __call__(self, expr, *args, **kwargs):
