@@ -392,6 +392,17 @@ def _feature_names(estimator):
     return None if names is None else [str(n) for n in names]
 
 
+def check_rows(X, y, caller):
+    """A ``ValueError`` naming ``caller`` unless ``y`` holds one target value for each row of ``X``."""
+    n_rows = X.shape[0] if hasattr(X, "shape") and len(X.shape) else len(X)
+    shape = np.shape(y)
+    if len(shape) != 1:
+        raise ValueError(f"{caller} needs y as one target value per row of X (one dimension); got shape {shape}.")
+    if shape[0] != n_rows:
+        raise ValueError(f"{caller} needs one target value per row of X: X has {n_rows} rows, y has {shape[0]} "
+                         "values. Pass the data the model was fitted on, or rows and targets that match.")
+
+
 def numeric_inputs(estimator, X):
     """``X`` as a float array, its date columns in decimal years as the estimator measures them
     (``date_columns_``; see :func:`skgpsearch.datasets._dates.with_decimal_years`)."""

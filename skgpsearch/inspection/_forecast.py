@@ -21,7 +21,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._search._regression import forecast_split
 from ..grammar import FixedStructureGrammar
-from ._decompose import axis_label, feature_names_of, numeric_inputs
+from ._decompose import axis_label, check_rows, feature_names_of, numeric_inputs
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -109,6 +109,7 @@ def forecast_holdout(
                          f"{estimator.n_features_in_}.")
     if not 0 < holdout < 1:
         raise ValueError(f"holdout must be a fraction between 0 and 1, got {holdout!r}.")
+    check_rows(X, y, "forecast_holdout")
     names = feature_names_of(estimator, feature_names)
     frame = hasattr(X, "iloc")
     x = numeric_inputs(estimator, X).reshape(len(y), -1)[:, 0]

@@ -14,7 +14,7 @@ from numpy.typing import ArrayLike
 from sklearn.utils.validation import check_is_fitted
 
 from ..grammar import parse
-from ._decompose import axis_label, decompose, feature_names_of, numeric_inputs
+from ._decompose import axis_label, check_rows, decompose, feature_names_of, numeric_inputs
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -185,6 +185,10 @@ def plot_fit(
     matplotlib.figure.Figure
     """
     check_is_fitted(estimator, "structure_")
+    if (X is None) != (y is None):
+        raise ValueError("plot_fit shows extra data as (X, y) pairs: pass both X and y, or neither.")
+    if X is not None:
+        check_rows(X, y, "plot_fit")
     names = feature_names_of(estimator, feature_names)
     X_train = estimator.X_train_
     fig = _figure()

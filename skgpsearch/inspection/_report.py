@@ -21,7 +21,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._search._diagnostics import advice_for, grouped_findings
 from ..kernels import looks_like_time_index
-from ._decompose import feature_names_of, numeric_inputs, structure_text
+from ._decompose import check_rows, feature_names_of, numeric_inputs, structure_text
 from ._describe import _with_names, describe, finalist_label, held_out_column
 from ._forecast import forecast_holdout, forecast_table, plot_forecast, refit_copy
 
@@ -70,6 +70,7 @@ def compare_with_random_forest(
         Regression metrics: RMSE and R²; classification: error rate and log loss.
     """
     check_is_fitted(estimator, "structure_")
+    check_rows(X, y, "compare_with_random_forest")
     X = np.asarray(X, dtype=float) if not hasattr(X, "iloc") else X
     y = np.asarray(y)
     classification = is_classifier(estimator)
@@ -191,6 +192,7 @@ def write_report(
         The report's path.
     """
     check_is_fitted(estimator, "structure_")
+    check_rows(X, y, "write_report")
     path = Path(path)
     if path.suffix.lower() not in (".html", ".htm", ".md"):
         raise ValueError(f"The report path must end in .html or .md, got {str(path)!r}.")

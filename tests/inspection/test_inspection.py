@@ -428,6 +428,27 @@ def test_html_report_is_self_contained(additive_regression, tmp_path):
     assert "src=\"http" not in page and "<script" not in page
 
 
+def test_reports_and_plots_refuse_targets_that_do_not_match_the_rows(additive_regression, periodic_regression,
+                                                                    tmp_path):
+    pytest.importorskip("matplotlib")
+    model, frame, y, _, _ = additive_regression
+    # five targets for 120 rows: a report had read "Data: 5 rows", a series' split a reshape error
+    with pytest.raises(ValueError, match="write_report needs one target value per row of X: X has 120 rows, y has 5"):
+        write_report(model, frame, y[:5], tmp_path / "report.html", compare=False)
+    with pytest.raises(ValueError, match="compare_with_random_forest needs one target value per row"):
+        compare_with_random_forest(model, frame, y[:5])
+    with pytest.raises(ValueError, match="one dimension"):
+        write_report(model, frame, np.column_stack([y, y]), tmp_path / "report.html", compare=False)
+    series, t, z = periodic_regression
+    with pytest.raises(ValueError, match="forecast_holdout needs one target value per row of X: X has 90 rows"):
+        forecast_holdout(series, t, z[:10])
+    with pytest.raises(ValueError, match="plot_fit needs one target value per row"):
+        plot_fit(series, t, z[:10])
+    with pytest.raises(ValueError, match="pass both X and y, or neither"):
+        plot_fit(series, t)
+    assert not list(tmp_path.iterdir())
+
+
 def test_markdown_report_writes_png_files(interaction_classifier, tmp_path):
     pytest.importorskip("matplotlib")
     model, frame, y = interaction_classifier
