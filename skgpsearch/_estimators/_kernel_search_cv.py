@@ -16,7 +16,7 @@ from sklearn.model_selection._search import BaseSearchCV
 from sklearn.pipeline import Pipeline
 from sklearn.utils import get_tags
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import check_array, check_is_fitted
+from sklearn.utils.validation import check_array, check_is_fitted, column_or_1d
 
 from ..datasets._dates import column_labels, date_columns
 from .._search import FAILED, NUMERICAL_FAILURES, CandidateRecord, StructureSearch
@@ -203,6 +203,10 @@ class KernelSearchCV(BaseSearchCV):
         # (during fit, cv is temporarily the in-sample splitter)
         return (self.cv is None or isinstance(self.cv, _InSampleSplit)) and all(e is None or self._is_criterion(e) for e in self._scoring_entries())
 
+    def _scores_with_criteria(self):
+        """Whether a model-selection criterion scores the candidates (in sample, or on folds)."""
+        return self._in_sample() or any(self._is_criterion(e) for e in self._scoring_entries())
+
     def _translated_scoring(self):
         """Criterion names become criterion objects; None becomes bic when scoring in sample."""
         scoring = self.scoring
@@ -233,6 +237,9 @@ class KernelSearchCV(BaseSearchCV):
         ----------
         X : array-like of shape (n_samples, n_features)
         y : array-like of shape (n_samples,) or (n_samples, n_targets)
+            Several targets only with a scikit-learn scorer on held-out folds:
+            the model-selection criteria score a GP of one target (a
+            ``ValueError`` says so).
         **params : dict
             Fit parameters routed as in GridSearchCV.
 
@@ -247,6 +254,15 @@ class KernelSearchCV(BaseSearchCV):
             )
         if self.kernels is not None and len(self.kernels) == 0:
             raise ValueError("kernels is empty: give at least one candidate kernel, or None for a grammar search.")
+        shape = () if y is None else np.asarray(y).shape
+        if len(shape) == 2 and self._scores_with_criteria():
+            if shape[1] != 1:
+                raise ValueError(
+                    f"y has {shape[1]} target columns, but the model-selection criteria score a GP of one target. "
+                    "Search each target separately, or score the candidates with a scikit-learn scorer on held-out "
+                    "folds (for example scoring='neg_mean_squared_error', cv=5)."
+                )
+            y = column_or_1d(y, warn=True)
         saved_cv = self.cv
         self._search_data = (X, y, params)
         if self._in_sample():
@@ -404,8 +420,8 @@ class KernelSearchCV(BaseSearchCV):
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        # BaseSearchCV does not pass the target tags through
+        # BaseSearchCV does not pass the target tags through; the criteria score a GP of one target
         inner = get_tags(self.estimator).target_tags
-        tags.target_tags.multi_output = inner.multi_output
+        tags.target_tags.multi_output = inner.multi_output and not self._scores_with_criteria()
         tags.target_tags.single_output = inner.single_output
         return tags

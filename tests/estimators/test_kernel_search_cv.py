@@ -164,8 +164,26 @@ def test_a_failing_candidate_gets_the_error_score_and_the_search_goes_on():
 def test_multi_output_tag_passes_through():
     from sklearn.utils import get_tags
 
-    assert get_tags(KernelSearchCV(GaussianProcessRegressor())).target_tags.multi_output
+    scored_on_folds = KernelSearchCV(GaussianProcessRegressor(), scoring="neg_mean_squared_error", cv=3)
+    assert get_tags(scored_on_folds).target_tags.multi_output
+    # the criteria (the default: BIC in sample) score one target
+    assert not get_tags(KernelSearchCV(GaussianProcessRegressor())).target_tags.multi_output
+    assert not get_tags(KernelSearchCV(GaussianProcessRegressor(), scoring="loo", cv=3)).target_tags.multi_output
     clone(KernelSearchCV(GaussianProcessRegressor(), kernels=KERNELS))
+
+
+def test_two_targets_are_scored_by_held_out_folds_and_refused_by_the_criteria():
+    Y = np.column_stack([y, -y])
+    # criteria score a GP of one target: every candidate had failed and the first was called best
+    with pytest.raises(ValueError, match="y has 2 target columns.*scoring='neg_mean_squared_error', cv=5"):
+        KernelSearchCV(GaussianProcessRegressor(), base_kernels=("SE", "LIN"), max_depth=2).fit(X, Y)
+    with pytest.raises(ValueError, match="y has 2 target columns"):
+        KernelSearchCV(GaussianProcessRegressor(), kernels=KERNELS, scoring="bic", cv=3).fit(X, Y)
+    # a scikit-learn scorer on folds scores both targets
+    search = KernelSearchCV(GaussianProcessRegressor(), kernels=KERNELS, scoring="neg_mean_squared_error",
+                            cv=3).fit(X, Y)
+    assert np.all(np.isfinite(search.cv_results_["mean_test_score"]))
+    assert search.predict(X[:4]).shape == (4, 2)
 
 
 def test_grammar_with_change_operators_scores_changepoint_candidates():
