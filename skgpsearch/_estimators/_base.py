@@ -100,6 +100,11 @@ def validate_numeric_data(estimator: Any, X: Any, y: Any = "no_validation", **kw
             ) from None
         if isinstance(error, TypeError):
             raise  # numpy's own error for an object that is no number (what scikit-learn's checks expect)
+        if _reads_as_date(value):
+            raise ValueError(
+                f"Column {column!r} of X holds text that reads as a date ({value!r}); convert it to datetime64 "
+                "(e.g. pandas.to_datetime), which the estimator measures in decimal years."
+            ) from None
         raise ValueError(
             f"Column {column!r} of X is not numeric (it holds {value!r}); a Gaussian process needs numbers: "
             "encode it first, e.g. with sklearn.preprocessing.OneHotEncoder or OrdinalEncoder in a Pipeline."
@@ -144,6 +149,17 @@ def _numeric_targets(y: np.ndarray) -> np.ndarray:
             f"y holds values that are not numbers (such as {str(example)!r}); a regressor needs numeric targets: "
             "convert them, or use CompositionalGPClassifier for class labels."
         ) from None
+
+
+def _reads_as_date(value: Any) -> bool:
+    """Whether ``value`` is text in an ISO date form numpy reads (``2015-03-01``, ``2015-03``, with a time)."""
+    if not isinstance(value, str) or "-" not in value:
+        return False
+    try:
+        np.datetime64(value.strip())
+    except ValueError:
+        return False
+    return True
 
 
 def _is_number(value: Any) -> bool:

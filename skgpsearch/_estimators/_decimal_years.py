@@ -7,9 +7,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
-from ..datasets._dates import with_decimal_years
+from ._base import validate_numeric_data
 
 __all__ = ["DecimalYears"]
 
@@ -60,8 +60,7 @@ class DecimalYears(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         -------
         self : object
         """
-        validate_data(self, with_decimal_years(self, X, reset=True), dtype=np.float64,
-                      ensure_all_finite="allow-nan")
+        validate_numeric_data(self, X, ensure_all_finite="allow-nan")
         return self
 
     def transform(self, X: ArrayLike) -> np.ndarray:
@@ -79,8 +78,7 @@ class DecimalYears(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         X_years : ndarray of shape (n_samples, n_features)
         """
         check_is_fitted(self)
-        return validate_data(self, with_decimal_years(self, X, reset=False), dtype=np.float64,
-                             ensure_all_finite="allow-nan", reset=False)
+        return validate_numeric_data(self, X, ensure_all_finite="allow-nan", reset=False)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

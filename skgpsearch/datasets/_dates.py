@@ -64,6 +64,12 @@ def with_decimal_years(estimator: Any, X: Any, reset: bool) -> Any:
     column are taken as decimal years already (the inspection tools predict on
     grids of them); dates in a column the fit saw as numbers are a ``ValueError``.
     """
+    durations = _columns_of_kind(X, "m")
+    if durations:
+        raise ValueError(f"column(s) {column_labels(X, durations)} hold time differences (timedelta64), whose unit "
+                         "the model cannot guess: convert them to numbers in the unit you mean, e.g. "
+                         "column.dt.total_seconds() / 86400 for days, or pass the dates themselves (measured in "
+                         "decimal years).")
     columns = date_columns(X)
     if reset:
         estimator.date_columns_ = {index: date_rule(_column(X, index)) for index in columns}
@@ -93,6 +99,17 @@ def date_columns(X):
         return [j for j, dtype in enumerate(dtypes) if _is_date_dtype(dtype)]
     dtype = getattr(X, "dtype", None)
     if dtype is not None and np.dtype(dtype).kind == "M":
+        return list(range(X.shape[1])) if np.ndim(X) == 2 else [0]
+    return []
+
+
+def _columns_of_kind(X, kind):
+    """Indices of the columns of ``X`` whose numpy dtype kind is ``kind`` ("M" dates, "m" time differences)."""
+    dtypes = getattr(X, "dtypes", None)
+    if dtypes is not None and hasattr(X, "columns"):
+        return [j for j, dtype in enumerate(dtypes) if getattr(dtype, "kind", None) == kind]
+    dtype = getattr(X, "dtype", None)
+    if dtype is not None and np.dtype(dtype).kind == kind:
         return list(range(X.shape[1])) if np.ndim(X) == 2 else [0]
     return []
 

@@ -115,6 +115,33 @@ def test_dates_as_python_objects_get_a_clear_error():
         CompositionalGPRegressor(max_depth=1).fit(X, np.arange(10.0))
 
 
+def test_dates_as_text_get_a_clear_error():
+    frame, y = _monthly_series(24)
+    text = frame[["month"]].astype(str)
+    # numpy's "could not convert" had become advice to one-hot encode them
+    with pytest.raises(ValueError, match=r"'month' of X holds text that reads as a date \('2010-01-01'\).*to_datetime"):
+        CompositionalGPRegressor(max_depth=1).fit(text, y)
+    model = CompositionalGPRegressor(base_kernels=("SE",), max_depth=1, random_state=0).fit(frame[["month"]], y)
+    with pytest.raises(ValueError, match="reads as a date"):
+        model.predict(pd.DataFrame({"month": ["2015-01"]}))
+    with pytest.raises(ValueError, match="reads as a date"):
+        DecimalYears().fit(frame[["month"]]).transform(pd.DataFrame({"month": ["2015-01-01 12:00"]}))
+    # other text is still a column to encode
+    with pytest.raises(ValueError, match="OneHotEncoder"):
+        CompositionalGPRegressor(max_depth=1).fit(pd.DataFrame({"colour": ["red", "blue"] * 12}), y)
+
+
+def test_time_differences_get_a_clear_error():
+    frame, y = _monthly_series(24)
+    elapsed = pd.DataFrame({"elapsed": frame["month"] - frame["month"].iloc[0]})
+    # they had been read as nanoseconds (lengthscales of 1e15)
+    for X in (elapsed, elapsed.to_numpy()):
+        with pytest.raises(ValueError, match=r"'elapsed' hold time differences|0 hold time differences"):
+            CompositionalGPRegressor(max_depth=1).fit(X, y)
+    with pytest.raises(ValueError, match="total_seconds"):
+        DecimalYears().fit(elapsed)
+
+
 def test_periods_and_lengthscales_on_dates_are_described_as_durations():
     from skgpsearch.grammar import Base
     from skgpsearch.inspection._describe import describe_term
