@@ -32,7 +32,7 @@ SUBLAYERS = {
         ("_regression", "_classification"),
         ("__init__",),
     ],
-    "_estimators": [("_warping", "_decimal_years"), ("_base",), ("_regressor", "_classifier", "_kernel_search_cv"), ("__init__",)],
+    "_estimators": [("_validation",), ("_warping", "_decimal_years"), ("_base",), ("_regressor", "_classifier", "_kernel_search_cv"), ("__init__",)],
 }
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import datetime
 import inspect
 import numbers
 import time
@@ -15,7 +14,6 @@ from sklearn.base import clone
 from sklearn.gaussian_process.kernels import Kernel
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import validate_data
 
 from .._search import _pipeline
 from .._search import (
@@ -31,7 +29,7 @@ from .._search import (
 from ..criteria import SelectionCriterion, check_criterion_task, get_criterion
 from ..grammar import Grammar, default_base_kernels, get_grammar, get_kind, grammar_names
 from ..kernels import from_kernel
-from ..datasets._dates import with_decimal_years
+from ._validation import validate_numeric_data
 from ._warping import InputWarping
 
 __all__ = ["BaseKernels", "CandidateEstimator", "CriterionLike", "RandomStateLike", "StructureSearchMixin",
@@ -76,45 +74,6 @@ def base_kernel_names(base_kernels: BaseKernels) -> tuple[str, ...]:
     return tuple(dict.fromkeys(names))
 
 
-def validate_numeric_data(estimator: Any, X: Any, y: Any = "no_validation", **kwargs: Any) -> Any:
-    """``validate_data`` whose error for a non-numeric column names the column and says to encode it.
-
-    numpy's own message ("could not convert string to float: 'a'") does not
-    say which column; the column is named as in a DataFrame, else by index.
-    Date columns are measured in decimal years first (see ``_dates``), by the
-    rules that fit chose (``date_columns_``).
-    """
-    X = with_decimal_years(estimator, X, reset=kwargs.get("reset", True))
-    try:
-        validated = validate_data(estimator, X, y, dtype=np.float64, **kwargs)
-    except (TypeError, ValueError) as error:
-        if "could not convert" not in str(error) and "float() argument" not in str(error):
-            raise
-        column, value = _first_non_numeric(X)
-        if column is None:
-            raise
-        if isinstance(value, (datetime.date, np.datetime64)):
-            raise ValueError(
-                f"Column {column!r} of X holds dates as Python objects ({value!r}); give them as datetime64 "
-                "(e.g. pandas.to_datetime), which the estimator measures in decimal years."
-            ) from None
-        if isinstance(error, TypeError):
-            raise  # numpy's own error for an object that is no number (what scikit-learn's checks expect)
-        if _reads_as_date(value):
-            raise ValueError(
-                f"Column {column!r} of X holds text that reads as a date ({value!r}); convert it to datetime64 "
-                "(e.g. pandas.to_datetime), which the estimator measures in decimal years."
-            ) from None
-        raise ValueError(
-            f"Column {column!r} of X is not numeric (it holds {value!r}); a Gaussian process needs numbers: "
-            "encode it first, e.g. with sklearn.preprocessing.OneHotEncoder or OrdinalEncoder in a Pipeline."
-        ) from None
-    if kwargs.get("y_numeric") and not (isinstance(y, str) and y == "no_validation"):
-        X_valid, y_valid = validated
-        return X_valid, _numeric_targets(y_valid)
-    return validated
-
-
 def distinct_rows(X: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
     """(X, y) without the rows that repeat an earlier row exactly, inputs and target; and how many there were.
 
@@ -134,60 +93,6 @@ def distinct_rows(X: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray,
     return X[keep], y[keep], y.shape[0] - keep.size
 
 
-def _numeric_targets(y: np.ndarray) -> np.ndarray:
-    """Regression targets as floats; a clear error for text such as class labels.
-
-    (``validate_data(y_numeric=True)`` converts object arrays only: an array of
-    strings would fail later inside numpy's reductions.)"""
-    if y.dtype.kind in "biuf":
-        return y
-    try:
-        return y.astype(np.float64)
-    except (TypeError, ValueError):
-        example = next((value for value in y.ravel() if not _is_number(value)), y.ravel()[0])
-        raise ValueError(
-            f"y holds values that are not numbers (such as {str(example)!r}); a regressor needs numeric targets: "
-            "convert them, or use CompositionalGPClassifier for class labels."
-        ) from None
-
-
-def _reads_as_date(value: Any) -> bool:
-    """Whether ``value`` is text in an ISO date form numpy reads (``2015-03-01``, ``2015-03``, with a time)."""
-    if not isinstance(value, str) or "-" not in value:
-        return False
-    try:
-        np.datetime64(value.strip())
-    except ValueError:
-        return False
-    return True
-
-
-def _is_number(value: Any) -> bool:
-    try:
-        float(value)
-    except (TypeError, ValueError):
-        return False
-    return True
-
-
-def _first_non_numeric(X: Any) -> tuple[Any, Any]:
-    """(name or index, value) of the first column with a value that is not a number; (None, None) if none."""
-    names = list(X.columns) if hasattr(X, "columns") else None
-    table = np.asarray(X, dtype=object)
-    if table.ndim != 2:
-        return None, None
-    for j in range(table.shape[1]):
-        try:
-            table[:, j].astype(np.float64)
-        except (TypeError, ValueError):
-            # (the error path only: find the value to show)
-            value = next((value for value in table[:, j] if not _is_number(value)), None)
-            if value is not None:
-                return (names[j] if names is not None else j), value
-    return None, None
-
-
-#: Constraints of the grammar-related parameters (also used by KernelSearchCV).
 GRAMMAR_CONSTRAINTS = {
     "base_kernels": ["array-like", str, Kernel],
     "grammar": [StrOptions(set(grammar_names())), Grammar],

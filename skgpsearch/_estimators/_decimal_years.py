@@ -9,7 +9,7 @@ from numpy.typing import ArrayLike
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
-from ._base import validate_numeric_data
+from ._validation import validate_numeric_data
 
 __all__ = ["DecimalYears"]
 

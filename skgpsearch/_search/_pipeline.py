@@ -127,8 +127,9 @@ from ._candidate_fitter import (
     with_deadline,
     with_effort,
 )
-from ._loop import (FULL_EFFORT_COST, SearchResult, SearchSettings, deadline_batches, expected_fit_seconds,
-                    fit_times, full_effort_cost, merge_full_effort_refit, parallel_rounds, run_search)
+from ._loop import (FULL_EFFORT_COST, SearchResult, SearchSettings, deadline_batches, enough_rows_for,
+                    expected_fit_seconds, fit_times, full_effort_cost, merge_full_effort_refit, parallel_rounds,
+                    run_search)
 from ._progress import ProgressCallback, cost_text
 from ._records import OK, CandidateRecord, candidate_seed
 
@@ -710,7 +711,7 @@ class SearchPipeline:
         for parent in sorted(chosen, key=lambda r: -r.criterion)[:TREND_VARIANT_PARENTS]:
             for variant in grammar.trend_variants(parent.structure, X.shape[1]):
                 key = variant.without_values()
-                if key in taken:
+                if key in taken or not enough_rows_for(variant, X.shape[0]):
                     continue
                 taken.add(key)
                 if key in fitted:

@@ -902,6 +902,22 @@ def test_a_random_walk_with_drift_is_forecast_from_its_last_level_and_drift():
     assert "LIN(0) + M12(0)" not in other.finalists_["structure"]
 
 
+def test_a_short_series_is_not_interpolated_by_structures_with_as_many_hyperparameters_as_rows():
+    # 12 years of a line plus unit noise: the defaults had chosen change windows of 8-10 hyperparameters that
+    # interpolated the years and put the next three 100-478 standard deviations from their forecasts
+    for seed in (1, 2, 3):
+        rng = np.random.default_rng(seed)
+        t = np.arange(2000.0, 2015.0)[:, None]
+        y = 10 + 0.5 * np.arange(15.0) + rng.normal(size=15)
+        model = CompositionalGPRegressor(random_state=0, n_jobs=1).fit(t[:12], y[:12])
+        results = model.search_results_
+        searched = [k for k, parent in zip(results["n_hyperparameters"], results["parent"]) if parent is not None]
+        assert all(4 * k <= 12 for k in searched)
+        mean, std = model.predict(t[12:], return_std=True)
+        assert np.max(np.abs(y[12:] - mean) / std) < 5.0
+        assert np.sqrt(model.noise_variance_) > 0.3
+
+
 def test_series_finalists_gain_linear_trends_that_forecast_the_rise():
     # a cycle on a rising line, searched one level deep: no base kernel alone forecasts it
     rng = np.random.default_rng(0)
