@@ -29,10 +29,24 @@ from .._search import (
 from ..criteria import get_criterion
 from ..grammar import SERIES_CHANGE_OPERATORS, Grammar, get_grammar
 from ..inspection import Decomposition, RegressionView, decompose, describe
+from ..kernels import looks_like_time_index
 from ._base import (BaseKernels, CandidateEstimator, CriterionLike, RandomStateLike, StructureSearchMixin,
                     distinct_rows, validate_numeric_data)
 
 __all__ = ["CompositionalGPRegressor"]
+
+#: On one covariate (one input column that does not look like a time index) searched with the default base
+#: kernels, a periodic kernel must show at least this many cycles: its period is at most half the column's
+#: range. A longer period does not repeat within the data, and on mcycle (benchmarks/tabular.py, 10 folds) a
+#: PER of 1.3 observed cycles won depth 1 by half a nat over SE and every later level descended from it:
+#: SMSE 0.289 against one ARD kernel's 0.277. With the bound every fold chose an SE signal whose noise changes
+#: along the times (CP / CW of SE + LIN * WN, "still, then the impact"): SMSE 0.277, MSLL -0.838 (-1.099
+#: before, one ARD kernel -0.720: one fold's window edge is too sure of a test row). R's mammals (62 rows)
+#: 0.115 / -1.030 -> 0.112 / -1.089; benchmarks/one_covariate.py's five covariates within 0.003 SMSE. Dropping
+#: PER from a covariate's base kernels instead lost auto_mpg's weight (SMSE 0.255 -> 0.293), where shorter
+#: periods stand in for the changing noise. Series keep periods up to their range (radio's long cycle is
+#: 0.56 of it), and so does a PER named in ``base_kernels`` (an angle or an hour of the day has one cycle).
+COVARIATE_MIN_CYCLES = 2.0
 
 
 class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimator):
@@ -55,7 +69,8 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
         tried on every input column. ``"auto"``: ``("SE", "RQ", "PER",
         "LIN", "WN")`` for one input column (a time series or a 1-D function;
         WN in products such as ``LIN * WN`` is noise whose level changes along
-        the input),
+        the input; on a column that is no time index, a covariate, the
+        periodic kernel's period is at most half the column's range),
         ``("SE",)`` for two or more (a table): sums and products of SE
         kernels on column subsets, an additive model with interactions. On
         the tabular benchmarks periodic and rational-quadratic kernels on
@@ -537,9 +552,16 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
             n_inducing=self.n_inducing, objective=self.objective, n_restarts=self.n_restarts,
             max_optimize_samples=self.max_optimize_samples, normalize_y=self.normalize_y,
             baseline_models=self.baseline_models,
+            min_periodic_cycles=COVARIATE_MIN_CYCLES if self._searches_one_covariate(X) else 1.0,
         )
         return RegressionModelFitter(options, X, y, criterion, random_state=self.random_state,
                                      make_estimator=make_estimator)
+
+    def _searches_one_covariate(self, X) -> bool:
+        """Whether the default base kernels search one input column that is no time index (a covariate)."""
+        auto = isinstance(self.base_kernels, str) and self.base_kernels == "auto"
+        return auto and not isinstance(self.grammar, Grammar) and X.shape[1] == 1 and \
+            not looks_like_time_index(X[:, 0])
 
     def _adopt(self, models: list[RegressionModel], X: np.ndarray, y: np.ndarray,
                weights: np.ndarray | None = None, X_model: np.ndarray | None = None,

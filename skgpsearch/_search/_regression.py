@@ -71,6 +71,8 @@ class RegressionOptions:
     max_optimize_samples: int | None = None
     normalize_y: bool = True
     baseline_models: bool = True
+    #: Cycles a periodic kernel must show within the column's range (see ``DataSummary.min_cycles``).
+    min_periodic_cycles: float = 1.0
 
 
 def approximation_for(approximation: str, n_samples: int) -> str:
@@ -161,7 +163,8 @@ class RegressionModelFitter:
             self.y_mean, self.y_std = _location_and_scale(y, robust=robust)
         self.y = (y - self.y_mean) / self.y_std
         # Student-t noise: the scale of the data without its gross outliers sets the kernels' defaults
-        self.summary = DataSummary.from_data(X, np.clip(self.y, -OUTLIER_CLIP, OUTLIER_CLIP) if robust else self.y)
+        self.summary = DataSummary.from_data(X, np.clip(self.y, -OUTLIER_CLIP, OUTLIER_CLIP) if robust else self.y,
+                                             min_cycles=options.min_periodic_cycles)
         self.noise_bounds = _noise_bounds(self.summary)
         self.inducing_inputs = None
         self.baseline_models = options.baseline_models
@@ -202,7 +205,8 @@ class RegressionModelFitter:
         # the exact GP on the sample, with the sample's summary: its starts and period hints need the spacing
         # of the rows it sees (with the summary of all rows, a 100 000-row series offered the 2000-row search
         # periods below its own spacing, and SE + PER lost to SE + SE). Bounds of all rows contain the sample's.
-        return dataclasses.replace(self._exact, summary=DataSummary.from_data(self.X[rows], self.y[rows]))
+        return dataclasses.replace(self._exact, summary=DataSummary.from_data(self.X[rows], self.y[rows],
+                                                                              min_cycles=self.summary.min_cycles))
 
     def refit_fitter(self, n_rows: int) -> CandidateFitter:
         if self.engine == "sparse" and n_rows <= SPARSE_THRESHOLD:

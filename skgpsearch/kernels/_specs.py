@@ -513,7 +513,7 @@ class Periodic(CatalogueKernel):
 
 
 def _period(columns, summary):
-    """The geometric mean of [2 × the sampling step, range of the column].
+    """The geometric mean of [2 × the sampling step, range of the column / ``summary.min_cycles``].
 
     Twice the step is the Nyquist period: the median spacing of the distinct
     values, or the step of the grid they lie on when some values are missing
@@ -522,7 +522,7 @@ def _period(columns, summary):
     span = summary.range(columns)
     gap = summary.nyquist_spacing(columns)
     low = 2.0 * gap if gap is not None else 1e-3 * span
-    high = span
+    high = span / summary.min_cycles
     if low >= high:
         low = high / 100.0
     return (float(np.sqrt(low * high)), (low, high))

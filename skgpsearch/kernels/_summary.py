@@ -33,6 +33,9 @@ class DataSummary:
     spacing_floored: np.ndarray | None = None
     #: Per-column step of the grid the values lie on (see :func:`sampling_step`; None: use ``median_gap``).
     grid_step: np.ndarray | None = None
+    #: How many cycles of a periodic kernel the data must hold: its period is at most the column's range
+    #: divided by this.
+    min_cycles: float = 1.0
 
     @classmethod
     def from_data(
@@ -41,6 +44,7 @@ class DataSummary:
         y: ArrayLike | None = None,
         discrete_features: ArrayLike | None = None,
         spacing_floor: bool = False,
+        min_cycles: float = 1.0,
     ) -> DataSummary:
         """Summarise training inputs ``X`` (n_samples, n_features) and optional targets ``y``.
 
@@ -50,7 +54,8 @@ class DataSummary:
         puts the floor of every other column at its median spacing of distinct
         values (the typical distance to the nearest neighbour on that column):
         a shorter lengthscale separates almost every pair of points, so the
-        kernel acts as white noise on the data.
+        kernel acts as white noise on the data. ``min_cycles``: the periods of
+        periodic kernels are at most the column's range divided by it.
         """
         X = np.asarray(X, dtype=float)
         if X.ndim == 1:
@@ -96,6 +101,7 @@ class DataSummary:
             median_gap=median_gaps,
             spacing_floored=spacing_floored,
             grid_step=steps,
+            min_cycles=float(min_cycles),
         )
 
     @classmethod

@@ -902,6 +902,34 @@ def test_a_random_walk_with_drift_is_forecast_from_its_last_level_and_drift():
     assert "LIN(0) + M12(0)" not in other.finalists_["structure"]
 
 
+def test_on_one_covariate_the_default_periodic_kernel_must_repeat_within_the_data():
+    from skgpsearch.criteria import get_criterion
+    from skgpsearch.kernels import default_hyperparameters
+
+    rng = np.random.default_rng(0)
+    x = np.sort(rng.uniform(0, 10, 60))  # a covariate: irregular values
+    y = np.sin(2 * np.pi * x / 8) + 0.1 * rng.normal(size=60)
+
+    def period_bounds(model, X):
+        summary = model._model_fitter(X, y, get_criterion("bic")).summary
+        return default_hyperparameters("PER", (0,), summary)["period"][1]
+
+    span = x.max() - x.min()
+    assert period_bounds(CompositionalGPRegressor(), x[:, None])[1] == pytest.approx(span / 2)
+    # PER named in base_kernels (an angle, an hour of the day: one cycle), a grammar given, a series: the range
+    named = CompositionalGPRegressor(base_kernels=("SE", "PER"))
+    assert period_bounds(named, x[:, None])[1] == pytest.approx(span)
+    series = np.linspace(0, 10, 60)[:, None]
+    assert period_bounds(CompositionalGPRegressor(), series)[1] == pytest.approx(10.0)
+    # the search's fit of PER(0): the cycle of 8 (0.8 of the range) where the range is allowed, not beyond half
+    for model, longest in ((CompositionalGPRegressor(), span / 2), (named, span)):
+        fitter = model._model_fitter(x[:, None], y, get_criterion("bic"))
+        record = fitter.candidate_fitter(parse("PER(0)"), fitter.X, fitter.y, 0)
+        period = record.structure.leaves[0].params["period"]
+        assert period <= longest * (1 + 1e-9)
+        assert (period == pytest.approx(8.0, rel=0.1)) == (longest == span)
+
+
 def test_a_short_series_is_not_interpolated_by_structures_with_as_many_hyperparameters_as_rows():
     # 12 years of a line plus unit noise: the defaults had chosen change windows of 8-10 hyperparameters that
     # interpolated the years and put the next three 100-478 standard deviations from their forecasts

@@ -205,6 +205,10 @@ def test_periodic_period_bounds_nyquist_to_range():
     s = DataSummary.from_data(X_KNOWN)
     _, (low, high) = default_hyperparameters("PER", (0,), s)["period"]
     assert (low, high) == pytest.approx((4.0, 7.0))
+    # two cycles asked of the data: at most half the range
+    s = DataSummary.from_data(x[:, None], np.sin(x), min_cycles=2.0)
+    init, (low, high) = default_hyperparameters("PER", (0,), s)["period"]
+    assert (low, high) == pytest.approx((1.0, 4.75)) and init == pytest.approx(np.sqrt(4.75))
 
 
 def _period_low(x):
