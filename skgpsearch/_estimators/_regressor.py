@@ -525,7 +525,7 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
         warn_about_degenerate_optimum(self.diagnostics_)
         if self._model.engine == "exact":
             # (leave-one-out residuals need the exact posterior)
-            warn_about_outliers(self._model.loo_residuals())
+            warn_about_outliers(self._model.loo_residuals(), target_spread=float(np.std(self._model.y_fit)))
         self.best_score_ = outcome.best.criterion
         self.search_results_ = outcome.search.table()
         self.search_path_ = outcome.search.levels

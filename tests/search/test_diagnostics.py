@@ -6,13 +6,14 @@ import warnings
 import numpy as np
 import pytest
 
-from skgpsearch import CompositionalGPClassifier, CompositionalGPRegressor, DegenerateOptimumWarning
+from skgpsearch import CompositionalGPClassifier, CompositionalGPRegressor, DegenerateOptimumWarning, OutlierWarning
 from skgpsearch._search._diagnostics import (
     CONSTANT_CORRELATION,
     WHITE_NOISE_CORRELATION,
     diagnose,
     grouped_findings,
     warn_about_degenerate_optimum,
+    warn_about_outliers,
     white_noise_term,
 )
 from skgpsearch.grammar import Base, kind_names, parse
@@ -290,3 +291,24 @@ def test_the_diagnostics_find_a_white_noise_term_of_the_structure_multiplied_out
         f"with no other above {WHITE_NOISE_CORRELATION}): the model may be interpolating noise"]
     # the same product with a smooth factor is a signal
     assert not any("white noise" in f for f in diagnose(to_kernel(cycle * (smooth + noise), summary=summary), X))
+
+
+def test_outliers_must_be_far_out_in_robust_units_and_large_against_the_targets():
+    rng = np.random.default_rng(0)
+    residuals = 1e-5 * rng.normal(size=60)
+    residuals[0] = 7e-4  # noise-free data: the end of the inputs, 50 robust units out but 0.07 % of the targets' sd
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", OutlierWarning)
+        warn_about_outliers(residuals, target_spread=1.0)
+    with pytest.warns(OutlierWarning, match="row 0"):
+        warn_about_outliers(residuals)  # without the targets' spread, robust units alone
+    residuals[0] = 0.5
+    with pytest.warns(OutlierWarning, match="1 training point"):
+        warn_about_outliers(residuals, target_spread=1.0)
+
+
+def test_a_noise_free_function_is_not_said_to_have_outliers():
+    x = np.linspace(0, 5, 40)[:, None]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", OutlierWarning)
+        CompositionalGPRegressor(max_depth=1, n_jobs=1, random_state=0).fit(x, np.sin(x[:, 0]))
