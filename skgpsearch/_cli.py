@@ -101,6 +101,9 @@ def _parser():
     discover.add_argument("--robust", action="store_true",
                           help="regression: Student-t noise (robust to outliers) instead of Gaussian noise")
     discover.add_argument("--n-jobs", type=int, default=None, metavar="N", help="parallel candidate fits")
+    discover.add_argument("--time-budget", type=float, default=None, metavar="SECONDS",
+                          help="bound the model's fit (search, finalists, final refit) to about this many seconds; "
+                          "the best model found by then is kept (the comparison and the report come on top)")
     discover.add_argument("--report", default=None, metavar="PATH", help="write a report (.html or .md)")
     discover.add_argument("--save-model", default=None, metavar="PATH", help=SAVE_MODEL_HELP)
     discover.add_argument("--no-compare", action="store_true",
@@ -229,6 +232,10 @@ def _discover(args):
         if args.max_depth < 1:
             raise UsageError(f"--max-depth must be at least 1, got {args.max_depth}.")
         params["max_depth"] = args.max_depth
+    if args.time_budget is not None:
+        if not args.time_budget > 0:
+            raise UsageError(f"--time-budget must be a positive number of seconds, got {args.time_budget:g}.")
+        params["time_budget"] = args.time_budget
     if args.base_kernels:
         params["base_kernels"] = tuple(k.strip() for k in args.base_kernels.split(",") if k.strip())
     if (args.changepoints or args.no_changepoints or args.robust or args.model_averaging is not None) \

@@ -46,6 +46,15 @@ def test_module_entry_point_prints_the_version():
     assert out.returncode == 0 and out.stdout.startswith("skgpsearch ")
 
 
+def test_discover_bounds_the_fit_with_a_time_budget(regression_csv, capsys):
+    code, out, err = run(capsys, "discover", regression_csv, "--target", "y", "--time-budget", "1e-9",
+                         "--no-compare", "--n-jobs", "1", "--quiet")
+    assert code == 0, err
+    assert "Chosen structure: " in out and "time budget" in out
+    line = one_line_error(*run(capsys, "discover", regression_csv, "--target", "y", "--time-budget", "0")[::2])
+    assert "--time-budget must be a positive number of seconds, got 0" in line
+
+
 @pytest.mark.slow  # over 5 s on 2 cores
 def test_discover_regression_with_markdown_report(regression_csv, tmp_path, capsys):
     report = tmp_path / "r" / "wave.md"
