@@ -658,8 +658,9 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
     def decompose(self, X: ArrayLike | None = None) -> Decomposition:
         """Posterior mean and std of each additive component at ``X`` (training inputs by default).
 
-        The components' means plus ``offset`` equal :meth:`predict`; see
-        :func:`skgpsearch.inspection.decompose`.
+        The components' means plus ``offset`` equal :meth:`predict` for a
+        model of one structure, and the posterior mean of ``structure_`` for a
+        mixture (``model_weights_``); see :func:`skgpsearch.inspection.decompose`.
         """
         return decompose(self, X)
 

@@ -349,7 +349,14 @@ def decompose(estimator: Any, X: ArrayLike | None = None, *, target_class: Any =
         The components ordered by the share of variance they explain on the
         training data; ``offset + sum(c.mean for c in components)`` equals
         ``estimator.predict(X)`` for a regressor and ``predict_latent(X)`` for
-        a classifier.
+        a classifier that predict with one model. A model that predicts with a
+        weighted mixture of structures (``model_weights_`` of more than one
+        entry: the default ``selection="stacking"`` on tables, or
+        ``model_averaging``) is decomposed by its first structure,
+        ``structure_``, the one with the largest weight; its components then
+        add up to that structure's posterior mean, which differs from the
+        mixture's predictions by the other structures' share (``describe()``
+        names the weights).
 
     Examples
     --------
