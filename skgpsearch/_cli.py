@@ -532,10 +532,11 @@ def _fit(model, X, y, quiet):
 def _print_model(model, seconds, target_name, names):
     from .inspection import describe
     from .inspection._decompose import structure_text
+    from .inspection._describe import compared_structures
 
     # names are passed explicitly: without pandas the model never sees the column names
     print(f"\nChosen structure: {structure_text(model, names)}   "
-          f"({len(model.search_results_['structure'])} candidates in {seconds:.1f} s)")
+          f"({compared_structures(model.search_results_)} candidate structures compared in {seconds:.1f} s)")
     print()
     print(describe(model, feature_names=names, target_name=target_name))
 

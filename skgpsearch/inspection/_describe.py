@@ -685,15 +685,22 @@ def _noise_line(estimator, parts):
     return line + "."
 
 
+def compared_structures(results: dict) -> int:
+    """How many candidate structures a search compared (``search_results_``): its fits and the baselines', not
+    the candidates screened out cheaply nor the trend variants fitted after the search (the finalists' text
+    lists those)."""
+    n_screened = sum(status == "screened out" for status in results["status"])
+    n_variants = sum(message == TREND_VARIANT_MESSAGE for message in results["message"])
+    return len(results["structure"]) - n_screened - n_variants
+
+
 def _search_summary(estimator, names):
     criterion = estimator.criterion if isinstance(estimator.criterion, str) else getattr(
         estimator.criterion, "name", type(estimator.criterion).__name__
     )
     results = estimator.search_results_
     n_screened = sum(status == "screened out" for status in results["status"])
-    # the trend variants are fitted after the search (the finalists' text lists them)
-    n_variants = sum(message == TREND_VARIANT_MESSAGE for message in results["message"])
-    n_total = len(results["structure"]) - n_screened - n_variants
+    n_total = compared_structures(results)
     n_failed = sum(status == "failed" for status in results["status"])
     n_degenerate = sum(status == "degenerate" for status in results["status"])
     depths = [level["depth"] for level in estimator.search_path_]
