@@ -192,8 +192,13 @@ def _discover(args):
         _check_writable(args.save_model, "the model")
     header, columns = _read_csv(args.data)
     if args.target not in header:
+        hint = ""
+        if len(header) == 1 and any(mark in header[0] for mark in ";\t|"):
+            hint = " (one column: are its values separated by commas? discover reads comma-separated files)"
+        elif all(_is_number(name) for name in header):
+            hint = " (numbers: the file's first line should name the columns)"
         raise UsageError(
-            f"{args.data} has no column {args.target!r}; its columns are: {', '.join(header)}."
+            f"{args.data} has no column {args.target!r}; its columns are: {', '.join(header)}{hint}."
         )
     features = [name for name in header if name != args.target]
     if not features:
@@ -527,6 +532,14 @@ def _fit(model, X, y, quiet):
         else:
             warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
     return time.perf_counter() - start
+
+
+def _is_number(text):
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _print_model(model, seconds, target_name, names):

@@ -46,6 +46,17 @@ def test_module_entry_point_prints_the_version():
     assert out.returncode == 0 and out.stdout.startswith("skgpsearch ")
 
 
+def test_a_file_without_a_header_or_with_other_separators_gets_a_hint(tmp_path, capsys):
+    bare = tmp_path / "bare.csv"
+    bare.write_text("0.5,1.0\n1.5,2.0\n2.5,2.5\n")
+    line = one_line_error(*run(capsys, "discover", bare, "--target", "y")[::2])
+    assert "its columns are: 0.5, 1.0 (numbers: the file's first line should name the columns)" in line
+    semicolons = tmp_path / "semi.csv"
+    semicolons.write_text("x;y\n1;2\n2;3\n")
+    line = one_line_error(*run(capsys, "discover", semicolons, "--target", "y")[::2])
+    assert "are its values separated by commas?" in line
+
+
 def test_discover_bounds_the_fit_with_a_time_budget(regression_csv, capsys):
     code, out, err = run(capsys, "discover", regression_csv, "--target", "y", "--time-budget", "1e-9",
                          "--no-compare", "--n-jobs", "1", "--quiet")
