@@ -67,10 +67,10 @@ EXPLORE_FULL_EFFORT_COST = 3.0
 #: noise at 1-3 % of its true level: on 12 simulated series (a line plus unit noise, the next 3 values
 #: forecast) 7 held none of the 3 values inside their 95 % bands, up to 478 standard deviations out (mean
 #: negative log density up to 1e5). With 4 rows each (trend variants too), all 12 chose one base kernel (LIN,
-#: SE or WN): at most 2.6 standard deviations out, mean negative log density 1.1-3.5. R's airmiles (22 training years) forecast
-#: its 2 test years with RMSE 5539 instead of 9044 (SE + LIN instead of CP(LIN, RQ); naive with drift
-#: 2768); uspop (17) 23.3 instead of 12.7 (SE instead of LIN + SE * CW(C, PER); naive with drift 27.2). From
-#: 48 rows no benchmark changed. 3 rows each left airmiles at CP(C, RQ) + LIN.
+#: SE or WN): at most 2.6 standard deviations out, mean negative log density 1.1-3.5. R's airmiles (22 training
+#: years) forecast its 2 test years with RMSE 5539 instead of 9044 (SE + LIN instead of CP(LIN, RQ); naive with
+#: drift 2768); uspop (17) 23.3 instead of 12.7 (SE instead of LIN + SE * CW(C, PER); naive with drift 27.2).
+#: From 48 rows no benchmark changed. 3 rows each left airmiles at CP(C, RQ) + LIN.
 ROWS_PER_HYPERPARAMETER = 4
 #: The columns of ``search_results_``, in order.
 RESULT_COLUMNS = ("structure", "depth", "parent", "criterion", "log_marginal_likelihood",

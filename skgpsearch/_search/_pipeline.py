@@ -440,6 +440,7 @@ class SearchPipeline:
         budget = self.settings.time_budget
         self._deadline = None if budget is None else time.perf_counter() + budget
         self._seed = seed
+        self._full_effort_cost = self._full_effort_cost_of(model_fitter)
         self._finalists_reserve = self._reserve(model_fitter, grammar)
         exploration = self.explore(model_fitter, grammar, criterion, seed)
         result = exploration.result
@@ -499,15 +500,12 @@ class SearchPipeline:
         fitted cheaply are left out: they are made only when the time left allows them
         (:meth:`_affordable_full_effort`), so a tight budget buys a deeper search instead.
         """
-        n_rows = model_fitter.X.shape[0]
-        self._full_effort_cost = full_effort_cost(
-            with_effort(model_fitter.candidate_fitter, self.settings.explore_effort, n_rows), n_rows)
         if self.settings.time_budget is None:
             return None
         rounds = self._rounds
         baselines = [cost_size(s) for s in model_fitter.baseline_structures(grammar)]
         baseline_cost = POLISHED_BASELINE_COST if model_fitter.baseline_fitter().effort == EXPLORE_THEN_POLISH \
-            else self._full_effort_cost
+            else self._full_effort_cost_of(model_fitter)
         n_polished = 0
         if not model_fitter.explore_fits_are_final:
             n_polished = 1 if self.settings.selection == "criterion" else PREDICTIVE_FINALISTS
@@ -530,6 +528,12 @@ class SearchPipeline:
             return FINALIST_FIT_COST * total
 
         return reserve
+
+    def _full_effort_cost_of(self, model_fitter):
+        """What a full-effort fit costs in fits of the explore stage's effort on the model fitter's rows."""
+        n_rows = model_fitter.X.shape[0]
+        return full_effort_cost(with_effort(model_fitter.candidate_fitter, self.settings.explore_effort, n_rows),
+                                n_rows)
 
     def _rounds(self, n_fits):
         return parallel_rounds(n_fits, self.settings.n_jobs)
