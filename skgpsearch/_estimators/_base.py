@@ -239,7 +239,15 @@ class StructureSearchMixin:
         return progress_callback(self.verbose)
 
     def _start_fit_clock(self) -> None:
-        """Start the clock ``time_budget`` bounds: everything ``fit`` does from here counts against it."""
+        """Forget an earlier fit, and start the clock ``time_budget`` bounds: everything ``fit`` does from here
+        counts against it.
+
+        Every fitted attribute (a name ending in ``_``) of an earlier fit goes: a refit with other options
+        sets only its own (a Gaussian refit of a Student-t model had kept ``noise_scale_`` and
+        ``degrees_of_freedom_``, and ``describe()`` then called its noise Student-t).
+        """
+        for name in [name for name in vars(self) if name.endswith("_") and not name.startswith("__")]:
+            delattr(self, name)
         self._fit_started = time.perf_counter()
 
     def _search_time_budget(self, searches_left: int = 1) -> float | None:
@@ -272,6 +280,14 @@ class StructureSearchMixin:
         """The staged search (explore, finalists, select) with this estimator's depth, beam, budgets and progress;
         ``searches_left`` (this one included) share what is left of ``time_budget``, unless ``budget`` (seconds)
         is given."""
+        selection = resolve_selection(self.selection, model_fitter.has_loo, model_fitter.forecasts,
+                                      model_fitter.is_series)
+        if self.model_averaging is not None and self.model_averaging > 1 and selection == "stacking":
+            warnings.warn(
+                f"model_averaging={self.model_averaging} is not used: selection={self.selection!r} chooses "
+                "'stacking' here, which predicts with the mixture of finalists whose weights maximise the held-out "
+                "log score. Set selection='criterion' (or 'loo') to average the best structures instead.",
+                UserWarning, stacklevel=3)
         settings = SearchSettings(
             max_depth=self.max_depth,
             beam_width=1 if self.search == "greedy" else self.beam_width,
@@ -280,8 +296,7 @@ class StructureSearchMixin:
             max_fits_per_depth=self._fits_per_depth(model_fitter.X.shape[1]),
             time_budget=self._search_time_budget(searches_left) if budget is None else budget,
             model_averaging=self.model_averaging,
-            selection=resolve_selection(self.selection, model_fitter.has_loo, model_fitter.forecasts,
-                                        model_fitter.is_series),
+            selection=selection,
             min_improvement=self._min_improvement(criterion),
             multiplicity_penalty=self._multiplicity_penalty(criterion, model_fitter.X.shape[1]),
             # one structure, or one level: its candidates are the finalists, nothing to explore cheaply

@@ -157,11 +157,14 @@ class CompositionalGPClassifier(StructureSearchMixin, ClassifierMixin, BaseEstim
     verbose : int, default=0
         ``1`` prints one line per search depth.
     model_averaging : int or None, default=None
-        ``None``: predict with the chosen model. An int ``k >= 2``: per binary
-        problem, ``predict_proba`` averages the class probabilities of the
-        ``k`` best fitted structures, weighted by exp(criterion − best
-        criterion) (models below 1e-6 of the best's weight are dropped; Mrkšić
-        2014, §5.2 averages over the searched models too). ``structure_`` and
+        ``None``: predict with what ``selection`` chooses (one model, or the
+        stacking mixture). An int ``k >= 2``: per binary problem,
+        ``predict_proba`` averages the class probabilities of the ``k`` best
+        fitted structures, weighted by exp(criterion − best criterion) with
+        ``selection="criterion"``, by their leave-one-out log scores with
+        ``"loo"`` (models below 1e-6 of the best's weight are dropped; Mrkšić
+        2014, §5.2 averages over the searched models too). ``"stacking"`` (the
+        default) has its own weights and ignores ``k`` (with a warning). ``structure_`` and
         ``describe`` keep the chosen model.
     selection : {"auto", "criterion", "loo", "stacking"}, default="auto"
         How each binary problem's final model is chosen among its finalists
@@ -173,8 +176,8 @@ class CompositionalGPClassifier(StructureSearchMixin, ClassifierMixin, BaseEstim
         ``probability_calibration_``); or as the mixture of finalists whose
         weights maximise that held-out log score, less one nat per
         hyperparameter (``"stacking"``, Yao et al. 2018).
-        ``"auto"``: ``"stacking"`` with two or more columns, ``"criterion"``
-        on one.
+        ``"auto"``: ``"stacking"`` (on any number of columns: the Laplace
+        engine gives every finalist's leave-one-out densities).
         ``finalists_`` lists the finalists.
     objective : {"lml", "map"}, default="lml"
         What each candidate's hyperparameters maximise: the Laplace evidence,

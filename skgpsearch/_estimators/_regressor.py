@@ -162,12 +162,16 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
         Seeds the random restarts and subsampling. With an int, results are
         reproducible and the same for any ``n_jobs``.
     model_averaging : int or None, default=None
-        ``None``: predict with the chosen model. An int ``k >= 2``: predict with
-        the Gaussian mixture of the ``k`` best fitted structures of the search,
-        weighted by exp(criterion − best criterion) -- for ``"bic"`` and
-        ``"lml"`` (log-evidence scale) the approximate posterior probabilities
-        of the structures; models with less than 1e-6 of the best's weight
-        are dropped. The mean and variance of the mixture are exact:
+        ``None``: predict with what ``selection`` chooses (one model, or the
+        stacking mixture). An int ``k >= 2``: predict with the Gaussian mixture
+        of the ``k`` best fitted structures, weighted by exp(score − best
+        score), the score being the select stage's: with
+        ``selection="criterion"`` the criterion -- for ``"bic"`` and ``"lml"``
+        (log-evidence scale) the approximate posterior probabilities of the
+        structures --, with ``"loo"`` and ``"forecast"`` the finalists'
+        held-out log densities; models with less than 1e-6 of the best's
+        weight are dropped. ``"stacking"`` (the default on tables) has its own
+        weights and ignores ``k`` (with a warning). The mean and variance of the mixture are exact:
         Σ w_i μ_i and Σ w_i (σ_i² + μ_i²) − μ². ``structure_``, ``decompose``
         and ``describe`` keep describing the chosen model (``describe`` says
         what is averaged).
@@ -356,8 +360,9 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
         Why the search stopped (``"no improvement"``, ``"max_depth reached"``,
         ``"depth limit reached"``, a budget, ``"interrupted"``).
     averaged_structures_ : list of Expr
-        The structures whose mixture predicts (only the chosen one without
-        ``model_averaging``), best first, carrying their fitted values.
+        The structures whose mixture predicts (the stacking mixture's, the
+        ``model_averaging`` best, or only the chosen one), largest weight
+        first, carrying their fitted values.
     model_weights_ : ndarray of shape (n_models,)
         Their weights (summing to one).
     log_marginal_likelihood_value_ : float

@@ -950,12 +950,15 @@ def finalists_table(outcome: PipelineResult) -> dict[str, list]:
     trend, fitted after the search (see the module docstring); ``held_back``:
     a structure of the search left out of a leave-one-out selection because
     its held-out advantage over the best baseline was within the noise (see
-    ``ModelFitter.baseline_margin_se``).
+    ``ModelFitter.baseline_margin_se``). The models a criterion-weighted
+    average (``model_averaging``) takes from the search's other fits follow
+    the finalists, so that the weights add up to one.
     """
     weights = {id(r): float(w) for r, w in zip(outcome.selected, outcome.weights)}
     held_back = {id(r) for r in outcome.held_back}
     table = {key: [] for key in FINALIST_COLUMNS}
-    for record in outcome.finalists:
+    listed = {id(r) for r in outcome.finalists}
+    for record in list(outcome.finalists) + [r for r in outcome.selected if id(r) not in listed]:
         table["structure"].append(str(record.structure))
         table["criterion"].append(float(record.criterion))
         kind = outcome.held_out_kind

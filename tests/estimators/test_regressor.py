@@ -902,6 +902,45 @@ def test_a_random_walk_with_drift_is_forecast_from_its_last_level_and_drift():
     assert "LIN(0) + M12(0)" not in other.finalists_["structure"]
 
 
+def test_the_finalists_table_lists_every_model_that_predicts_with_its_weight():
+    rng = np.random.default_rng(5)
+    X = np.arange(60.0)[:, None]
+    y = np.sin(2 * np.pi * X[:, 0] / 12) + 0.03 * X[:, 0] + 0.3 * rng.normal(size=60)
+    model = CompositionalGPRegressor(max_depth=2, random_state=0, n_jobs=1, model_averaging=3,
+                                     selection="criterion").fit(X, y)
+    table = model.finalists_
+    # the average took a structure from the search's other fits: it had been missing, the weights short of one
+    assert sum(table["weight"]) == pytest.approx(1.0)
+    listed = dict(zip(table["structure"], table["weight"]))
+    for structure, weight in zip(model.averaged_structures_, model.model_weights_):
+        assert any(s == str(structure) and w == pytest.approx(weight) for s, w in zip(table["structure"],
+                                                                                     table["weight"]))
+    assert len(listed) >= 2
+    # stacking has its own weights: a model_averaging asked for is not used, and the user is told
+    X2 = rng.uniform(-2, 2, (60, 2))
+    with pytest.warns(UserWarning, match="model_averaging=3 is not used: selection='auto' chooses 'stacking'"):
+        CompositionalGPRegressor(max_depth=1, random_state=0, n_jobs=1, model_averaging=3).fit(X2, X2[:, 0] ** 2)
+
+
+def test_a_refit_with_another_likelihood_keeps_no_attribute_of_the_first_fit():
+    from skgpsearch import CompositionalGPClassifier
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-2, 2, (80, 2))
+    y = X[:, 0] ** 2 + X[:, 1] + 0.1 * rng.normal(size=80)
+    model = CompositionalGPRegressor(max_depth=1, random_state=0, n_jobs=1, likelihood="student_t").fit(X, y)
+    assert hasattr(model, "degrees_of_freedom_")
+    model.set_params(likelihood="gaussian").fit(X, y)
+    # a Student-t fit's scale had stayed, and describe() called the Gaussian noise Student-t
+    assert not hasattr(model, "noise_scale_") and not hasattr(model, "degrees_of_freedom_")
+    fresh = CompositionalGPRegressor(max_depth=1, random_state=0, n_jobs=1).fit(X, y)
+    assert model.describe() == fresh.describe()
+    labels = (y > np.median(y)).astype(int)
+    classifier = CompositionalGPClassifier(max_depth=1, random_state=0, likelihood="robust").fit(X, labels)
+    assert hasattr(classifier, "outlier_rate_")
+    assert not hasattr(classifier.set_params(likelihood="probit").fit(X, labels), "outlier_rate_")
+
+
 def test_on_one_covariate_the_default_periodic_kernel_must_repeat_within_the_data():
     from skgpsearch.criteria import get_criterion
     from skgpsearch.kernels import default_hyperparameters
