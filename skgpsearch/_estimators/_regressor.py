@@ -674,7 +674,11 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
         return describe(self, feature_names=feature_names, target_name=target_name)
 
     def sample_y(self, X: ArrayLike, n_samples: int = 1, random_state: Any = 0) -> np.ndarray:
-        """Draw functions from the posterior at ``X``; an array of shape (n_samples_X, n_samples)."""
+        """Draw functions from the posterior at ``X``; an array of shape (n_samples_X, n_samples).
+
+        For a mixture of structures (``model_weights_``) the draws come from one Gaussian with the mixture's
+        mean and covariance, not from the mixture itself.
+        """
         rng = check_random_state(random_state)
         mean, cov = self.predict(X, return_cov=True, include_noise=False)
         return rng.multivariate_normal(mean, cov, n_samples).T
