@@ -525,12 +525,16 @@ def _fit(model, X, y, quiet):
     with target, warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", OutlierWarning)
         model.fit(X, y)
+    shown = set()
     for warning in caught:
+        text = str(warning.message)
         if issubclass(warning.category, OutlierWarning):
             # the same finding, with the command-line spelling of the remedy
-            print("Warning: " + str(warning.message).replace("likelihood='student_t'", "--robust"), file=sys.stderr)
-        else:
-            warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
+            text = text.replace("likelihood='student_t'", "--robust")
+        if text not in shown:
+            # a sentence for the user, not Python's file and line of the library
+            print(f"Warning: {text}", file=sys.stderr)
+            shown.add(text)
     return time.perf_counter() - start
 
 
