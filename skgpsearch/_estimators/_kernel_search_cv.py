@@ -21,7 +21,7 @@ from sklearn.utils.validation import check_array, check_is_fitted, column_or_1d
 from ..datasets._dates import column_labels, date_columns
 from .._search import FAILED, NUMERICAL_FAILURES, CandidateRecord, StructureSearch
 from ..criteria import Criterion, criterion_names, get_criterion
-from ..grammar import Grammar, default_base_kernels, default_grammar, get_grammar
+from ..grammar import Grammar, default_base_kernels, default_grammar, get_grammar, parse
 from ..kernels import DataSummary, from_kernel, inherit_values, to_kernel
 from ._base import GRAMMAR_CONSTRAINTS, BaseKernels, base_kernel_names
 
@@ -263,6 +263,13 @@ class KernelSearchCV(BaseSearchCV):
                     "folds (for example scoring='neg_mean_squared_error', cv=5)."
                 )
             y = column_or_1d(y, warn=True)
+        if y is not None and is_classifier(self.estimator) and self._scores_with_criteria() and \
+                np.unique(np.asarray(y)).size > 2:
+            raise ValueError(
+                f"y has {np.unique(np.asarray(y)).size} classes, but the model-selection criteria score a binary "
+                "GaussianProcessClassifier (a multi-class one fits a kernel per class). Score the candidates on "
+                "held-out folds instead, for example scoring='accuracy' or 'neg_log_loss' with cv=5."
+            )
         saved_cv = self.cv
         self._search_data = (X, y, params)
         if self._in_sample():
@@ -280,8 +287,19 @@ class KernelSearchCV(BaseSearchCV):
             try:
                 self.best_structure_ = from_kernel(self.best_kernel_, n_features=self._n_gp_features)
             except ValueError:
-                self.best_structure_ = None
+                # a multi-class classifier's fitted kernel is one per class (a CompoundKernel): the candidate's
+                # structure as the search recorded it
+                self.best_structure_ = self._searched_structure()
         return self
+
+    def _searched_structure(self):
+        """The best candidate's structure as recorded in ``cv_results_`` (None without one or a catalogue form)."""
+        structures = self.cv_results_.get("structure")
+        text = structures[self.best_index_] if structures is not None and hasattr(self, "best_index_") else None
+        try:
+            return parse(text) if isinstance(text, str) else None
+        except ValueError:
+            return None
 
     def score(self, X: ArrayLike, y: ArrayLike | None = None, **params) -> float:
         """Score of the refitted best estimator on (X, y).

@@ -1001,9 +1001,10 @@ def resolve_selection(selection: str, has_loo: bool, forecasts: bool = False, is
     if selection not in SELECTIONS:
         raise ValueError(f"Unknown selection {selection!r}; use 'auto' or one of {', '.join(SELECTIONS)}.")
     if selection == "forecast" and not forecasts:
+        others = "'criterion', 'loo' or 'stacking'" if has_loo else "'criterion'"
         raise ValueError(
-            "selection='forecast' needs one input column (a series) and exact Gaussian regression; use "
-            "'criterion', 'loo' or 'stacking' (or 'auto')."
+            f"selection='forecast' needs one input column (a series) and exact Gaussian regression; use {others} "
+            "(or 'auto')."
         )
     if selection in ("loo", "stacking") and not has_loo:
         raise ValueError(

@@ -172,6 +172,19 @@ def test_multi_output_tag_passes_through():
     clone(KernelSearchCV(GaussianProcessRegressor(), kernels=KERNELS))
 
 
+def test_three_classes_are_scored_by_held_out_folds_and_refused_by_the_criteria():
+    rng = np.random.default_rng(3)
+    Xc = rng.normal(size=(60, 2))
+    labels = np.digitize(Xc[:, 0] + 0.5 * Xc[:, 1], [-0.5, 0.5])
+    # every candidate's criterion had failed (a kernel per class) and the first was called best
+    with pytest.raises(ValueError, match="y has 3 classes, but the model-selection criteria score a binary"):
+        KernelSearchCV(GaussianProcessClassifier(), max_depth=2).fit(Xc, labels)
+    search = KernelSearchCV(GaussianProcessClassifier(), scoring="accuracy", cv=3, max_depth=2).fit(Xc, labels)
+    assert np.all(np.isfinite(search.cv_results_["mean_test_score"]))
+    # the refitted kernel is one per class: the structure is the one the search recorded
+    assert str(search.best_structure_) == search.cv_results_["structure"][search.best_index_]
+
+
 def test_two_targets_are_scored_by_held_out_folds_and_refused_by_the_criteria():
     Y = np.column_stack([y, -y])
     # criteria score a GP of one target: every candidate had failed and the first was called best

@@ -505,8 +505,11 @@ def test_resolve_selection():
     assert resolve_selection("forecast", has_loo=True, forecasts=True, is_series=False) == "forecast"
     with pytest.raises(ValueError, match="sparse approximation does not have.*selection='criterion'"):
         resolve_selection("loo", has_loo=False)
-    with pytest.raises(ValueError, match="needs one input column"):
+    with pytest.raises(ValueError, match="needs one input column.*use 'criterion', 'loo' or 'stacking'"):
         resolve_selection("forecast", has_loo=True, forecasts=False)
+    # a sparse model has no leave-one-out densities: only the criterion is offered
+    with pytest.raises(ValueError, match=r"needs one input column.*use 'criterion' \(or 'auto'\)"):
+        resolve_selection("forecast", has_loo=False, forecasts=False)
 
 
 def test_a_spent_budget_fits_no_finalists():
