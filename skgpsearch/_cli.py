@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from . import OutlierWarning, __version__, print_progress, search_progress
+from ._estimators._validation import is_number
 from .criteria import criterion_names
 from .inspection._decompose import numeric_inputs
 from .kernels import looks_like_time_index
@@ -195,7 +196,7 @@ def _discover(args):
         hint = ""
         if len(header) == 1 and any(mark in header[0] for mark in ";\t|"):
             hint = " (one column: are its values separated by commas? discover reads comma-separated files)"
-        elif all(_is_number(name) for name in header):
+        elif all(is_number(name) for name in header):
             hint = " (numbers: the file's first line should name the columns)"
         raise UsageError(
             f"{args.data} has no column {args.target!r}; its columns are: {', '.join(header)}{hint}."
@@ -536,14 +537,6 @@ def _fit(model, X, y, quiet):
             print(f"Warning: {text}", file=sys.stderr)
             shown.add(text)
     return time.perf_counter() - start
-
-
-def _is_number(text):
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
 
 
 def _print_model(model, seconds, target_name, names):

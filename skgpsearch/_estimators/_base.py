@@ -93,6 +93,7 @@ def distinct_rows(X: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray,
     return X[keep], y[keep], y.shape[0] - keep.size
 
 
+#: Constraints of the grammar-related parameters (also used by KernelSearchCV).
 GRAMMAR_CONSTRAINTS = {
     "base_kernels": ["array-like", str, Kernel],
     "grammar": [StrOptions(set(grammar_names())), Grammar],

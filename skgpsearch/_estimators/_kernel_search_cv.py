@@ -254,22 +254,8 @@ class KernelSearchCV(BaseSearchCV):
             )
         if self.kernels is not None and len(self.kernels) == 0:
             raise ValueError("kernels is empty: give at least one candidate kernel, or None for a grammar search.")
-        shape = () if y is None else np.asarray(y).shape
-        if len(shape) == 2 and self._scores_with_criteria():
-            if shape[1] != 1:
-                raise ValueError(
-                    f"y has {shape[1]} target columns, but the model-selection criteria score a GP of one target. "
-                    "Search each target separately, or score the candidates with a scikit-learn scorer on held-out "
-                    "folds (for example scoring='neg_mean_squared_error', cv=5)."
-                )
-            y = column_or_1d(y, warn=True)
-        if y is not None and is_classifier(self.estimator) and self._scores_with_criteria() and \
-                np.unique(np.asarray(y)).size > 2:
-            raise ValueError(
-                f"y has {np.unique(np.asarray(y)).size} classes, but the model-selection criteria score a binary "
-                "GaussianProcessClassifier (a multi-class one fits a kernel per class). Score the candidates on "
-                "held-out folds instead, for example scoring='accuracy' or 'neg_log_loss' with cv=5."
-            )
+        if y is not None and self._scores_with_criteria():
+            y = self._one_target_for_criteria(y)
         saved_cv = self.cv
         self._search_data = (X, y, params)
         if self._in_sample():
@@ -291,6 +277,28 @@ class KernelSearchCV(BaseSearchCV):
                 # structure as the search recorded it
                 self.best_structure_ = self._searched_structure()
         return self
+
+    def _one_target_for_criteria(self, y):
+        """``y`` as the criteria score it: one target (a column vector flattened, with scikit-learn's warning),
+        and two classes for a classifier; a ``ValueError`` naming the alternative otherwise."""
+        targets = np.asarray(y)
+        if targets.ndim == 2:
+            if targets.shape[1] != 1:
+                raise ValueError(
+                    f"y has {targets.shape[1]} target columns, but the model-selection criteria score a GP of one "
+                    "target. Search each target separately, or score the candidates with a scikit-learn scorer on "
+                    "held-out folds (for example scoring='neg_mean_squared_error', cv=5)."
+                )
+            y = column_or_1d(y, warn=True)
+            targets = np.asarray(y)
+        n_classes = np.unique(targets).size if is_classifier(self.estimator) else 0
+        if n_classes > 2:
+            raise ValueError(
+                f"y has {n_classes} classes, but the model-selection criteria score a binary "
+                "GaussianProcessClassifier (a multi-class one fits a kernel per class). Score the candidates on "
+                "held-out folds instead, for example scoring='accuracy' or 'neg_log_loss' with cv=5."
+            )
+        return y
 
     def _searched_structure(self):
         """The best candidate's structure as recorded in ``cv_results_`` (None without one or a catalogue form)."""

@@ -10,7 +10,7 @@ from sklearn.utils.validation import validate_data
 
 from ..datasets._dates import with_decimal_years
 
-__all__ = ["validate_numeric_data"]
+__all__ = ["is_number", "validate_numeric_data"]
 
 
 def validate_numeric_data(estimator: Any, X: Any, y: Any = "no_validation", **kwargs: Any) -> Any:
@@ -62,7 +62,7 @@ def _numeric_targets(y: np.ndarray) -> np.ndarray:
     try:
         return y.astype(np.float64)
     except (TypeError, ValueError):
-        example = next((value for value in y.ravel() if not _is_number(value)), y.ravel()[0])
+        example = next((value for value in y.ravel() if not is_number(value)), y.ravel()[0])
         raise ValueError(
             f"y holds values that are not numbers (such as {str(example)!r}); a regressor needs numeric targets: "
             "convert them, or use CompositionalGPClassifier for class labels."
@@ -80,7 +80,8 @@ def _reads_as_date(value: Any) -> bool:
     return True
 
 
-def _is_number(value: Any) -> bool:
+def is_number(value: Any) -> bool:
+    """Whether ``float(value)`` reads ``value`` as a number."""
     try:
         float(value)
     except (TypeError, ValueError):
@@ -99,10 +100,7 @@ def _first_non_numeric(X: Any) -> tuple[Any, Any]:
             table[:, j].astype(np.float64)
         except (TypeError, ValueError):
             # (the error path only: find the value to show)
-            value = next((value for value in table[:, j] if not _is_number(value)), None)
+            value = next((value for value in table[:, j] if not is_number(value)), None)
             if value is not None:
                 return (names[j] if names is not None else j), value
     return None, None
-
-
-#: Constraints of the grammar-related parameters (also used by KernelSearchCV).

@@ -64,7 +64,7 @@ def with_decimal_years(estimator: Any, X: Any, reset: bool) -> Any:
     column are taken as decimal years already (the inspection tools predict on
     grids of them); dates in a column the fit saw as numbers are a ``ValueError``.
     """
-    durations = _columns_of_kind(X, "m")
+    durations = _columns_where(X, _is_duration_dtype)
     if durations:
         raise ValueError(f"column(s) {column_labels(X, durations)} hold time differences (timedelta64), whose unit "
                          "the model cannot guess: convert them to numbers in the unit you mean, e.g. "
@@ -94,24 +94,22 @@ def with_decimal_years(estimator: Any, X: Any, reset: bool) -> Any:
 
 def date_columns(X):
     """Indices of the columns of ``X`` that hold dates (datetime64, or time-zone-aware dates in a DataFrame)."""
+    return _columns_where(X, _is_date_dtype)
+
+
+def _columns_where(X, holds):
+    """Indices of the columns of ``X`` whose dtype ``holds(dtype)`` says yes to (an array's one dtype for all)."""
     dtypes = getattr(X, "dtypes", None)
     if dtypes is not None and hasattr(X, "columns"):
-        return [j for j, dtype in enumerate(dtypes) if _is_date_dtype(dtype)]
+        return [j for j, dtype in enumerate(dtypes) if holds(dtype)]
     dtype = getattr(X, "dtype", None)
-    if dtype is not None and np.dtype(dtype).kind == "M":
+    if dtype is not None and holds(np.dtype(dtype)):
         return list(range(X.shape[1])) if np.ndim(X) == 2 else [0]
     return []
 
 
-def _columns_of_kind(X, kind):
-    """Indices of the columns of ``X`` whose numpy dtype kind is ``kind`` ("M" dates, "m" time differences)."""
-    dtypes = getattr(X, "dtypes", None)
-    if dtypes is not None and hasattr(X, "columns"):
-        return [j for j, dtype in enumerate(dtypes) if getattr(dtype, "kind", None) == kind]
-    dtype = getattr(X, "dtype", None)
-    if dtype is not None and np.dtype(dtype).kind == kind:
-        return list(range(X.shape[1])) if np.ndim(X) == 2 else [0]
-    return []
+def _is_duration_dtype(dtype):
+    return getattr(dtype, "kind", None) == "m"
 
 
 def _is_date_dtype(dtype):
