@@ -251,6 +251,13 @@ class StructureSearchMixin:
             delattr(self, name)
         self._fit_started = time.perf_counter()
 
+    @staticmethod
+    def _target_name(y: Any) -> str | None:
+        """The name of a pandas Series ``y`` (a non-empty string), else None: ``target_name_``, by which the
+        descriptions, figures and reports call the target."""
+        name = getattr(y, "name", None)
+        return name if isinstance(name, str) and name else None
+
     def _search_time_budget(self, searches_left: int = 1) -> float | None:
         """The next search's share of ``time_budget``: what this fit has left (after the warp decision and
         the searches before), split evenly over the ``searches_left`` searches still to run."""

@@ -271,6 +271,8 @@ class CompositionalGPClassifier(StructureSearchMixin, ClassifierMixin, BaseEstim
         Training labels (as given).
     n_features_in_ : int
     feature_names_in_ : ndarray of str
+    target_name_ : str or None
+        The name of ``y`` when it was a named pandas Series (used by ``describe()`` and the report).
 
     Examples
     --------
@@ -364,7 +366,9 @@ class CompositionalGPClassifier(StructureSearchMixin, ClassifierMixin, BaseEstim
         """
         self._validate_params()
         self._start_fit_clock()
+        target_name = self._target_name(y)
         X, y = _validate_training_data(self, X, y)
+        self.target_name_ = target_name
         self._check_n_jobs()
         check_classification_targets(y)
         self.classes_, y_index = np.unique(y, return_inverse=True)

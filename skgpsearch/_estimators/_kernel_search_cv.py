@@ -10,7 +10,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy.sparse import issparse
 from sklearn.base import clone, is_classifier, is_regressor
-from sklearn.gaussian_process.kernels import Kernel, WhiteKernel
+from sklearn.gaussian_process.kernels import Kernel, Sum, WhiteKernel
 from sklearn.metrics import get_scorer_names
 from sklearn.model_selection._search import BaseSearchCV
 from sklearn.pipeline import Pipeline
@@ -350,7 +350,7 @@ class KernelSearchCV(BaseSearchCV):
             )
             return
         regression = self._is_regression()
-        targets = np.asarray(y, dtype=float) if regression and y is not None else None
+        targets = self._gp_targets(y) if regression and y is not None else None
         # (the variance of every output together: a (n, 1) target gives the same defaults as (n,))
         summary = DataSummary.from_data(Xt, None if targets is None else targets.ravel())
         grammar = self._grammar(regression, n_features)
@@ -360,11 +360,13 @@ class KernelSearchCV(BaseSearchCV):
                 raise ValueError("A grammar search with several metrics needs refit=<metric name> to steer it.")
             key = f"mean_test_{self.refit}"
         kernels = {}
+        # a child's added noise term starts from its parent's fitted noise (the children of the first level: None)
+        noise_of = {}
 
         def evaluate(candidates, deadline):
             level = [c.structure for c in candidates]
             for expr in level:
-                kernels[expr] = self._candidate_kernel(expr, summary, regression)
+                kernels[expr] = self._candidate_kernel(expr, summary, regression, noise_of.get(expr))
             results = evaluate_candidates(
                 [{self.kernel_param: kernels[e]} for e in level],
                 more_results={"structure": [str(e) for e in level], "depth": [c.depth for c in candidates]},
@@ -378,8 +380,12 @@ class KernelSearchCV(BaseSearchCV):
 
         def expand(record):
             # a level's best is refitted on all the data, so that its children start from its fitted values
-            parent = self._refitted_structure(kernels[record.structure], X, y, params, record.structure, n_features)
-            return grammar.expand(parent, n_features)
+            parent, noise = self._refitted_structure(kernels[record.structure], X, y, params, record.structure,
+                                                     n_features)
+            children = grammar.expand(parent, n_features)
+            for child in children:
+                noise_of.setdefault(child, noise)
+            return children
 
         StructureSearch(
             evaluate,
@@ -390,26 +396,45 @@ class KernelSearchCV(BaseSearchCV):
             require_success=False,
         ).run()
 
-    def _candidate_kernel(self, expr, summary, regression):
+    def _candidate_kernel(self, expr, summary, regression, noise=None):
+        """The candidate's kernel: the structure's, plus (``add_noise``) a WhiteKernel from ``noise`` (its parent's
+        fitted noise level), else from a tenth of the target variance, within 1e-6 to 10 times that variance."""
         kernel = to_kernel(expr, summary=summary)
         if regression and self.add_noise and not any(leaf.kind.white_noise for leaf in expr.leaves):
             v = summary.target_variance
-            kernel = kernel + WhiteKernel(0.1 * v, noise_level_bounds=(1e-6 * v, 10.0 * v))
+            low, high = 1e-6 * v, 10.0 * v
+            start = 0.1 * v if noise is None else float(np.clip(noise, low, high))
+            kernel = kernel + WhiteKernel(start, noise_level_bounds=(low, high))
         return kernel
 
+    def _gp_targets(self, y):
+        """The regression targets as the GP step fits them: standardised when it has ``normalize_y=True`` (the
+        candidates' initial values and bounds, the noise's too, are then on that scale, whatever y's units)."""
+        targets = np.asarray(y, dtype=float)
+        *path, _ = self.kernel_param.split("__")
+        if self.estimator.get_params(deep=True).get("__".join([*path, "normalize_y"])) is True:
+            std = targets.std(axis=0)
+            targets = (targets - targets.mean(axis=0)) / np.where(std > 0, std, 1.0)
+        return targets
+
     def _refitted_structure(self, kernel, X, y, params, expr, n_features):
-        """A level's best refitted on all the data: its structure carrying the fitted values."""
+        """A level's best refitted on all the data: its structure carrying the fitted values, and the fitted
+        noise level of the WhiteKernel ``add_noise`` added (None without one)."""
         model = clone(self.estimator).set_params(**{self.kernel_param: kernel})
         try:
             model.fit(X, y, **params)
         except NUMERICAL_FAILURES:
-            return expr
+            return expr, None
+        fitted_kernel = self._fitted_kernel(model)
+        noise = None
+        if isinstance(fitted_kernel, Sum) and isinstance(fitted_kernel.k2, WhiteKernel):
+            noise = float(fitted_kernel.k2.noise_level)
         try:
-            fitted = from_kernel(self._fitted_kernel(model), n_features=n_features)
+            fitted = from_kernel(fitted_kernel, n_features=n_features)
         except ValueError:  # a fitted kernel without a counterpart in the grammar
-            return expr
+            return expr, noise
         # keep the searched structure's shape; take the fitted values where the base kernels match
-        return inherit_values(expr, fitted)
+        return inherit_values(expr, fitted), noise
 
     def _gp_inputs(self, X, y):
         """X as the GP step sees it (a Pipeline's transformers fitted once for the defaults)."""

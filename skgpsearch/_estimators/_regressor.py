@@ -393,11 +393,17 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
     approximation_ : {"exact", "sparse"}
         The approximation used.
     inducing_inputs_ : ndarray of shape (n_inducing, n_features) or None
-        The inducing inputs of the sparse approximation (``alpha_`` then
-        weights them: the mean is ``k(x, inducing_inputs_) @ alpha_``).
+        The inducing inputs of the sparse approximation, in the units the
+        kernel sees: the warped columns (``input_transformer_.transform``)
+        when the inputs are warped. ``alpha_`` then weights them: the mean on
+        the normalised scale is ``kernel_(x, inducing_inputs_) @ alpha_``
+        without its noise term, for ``x`` in those units too.
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         Defined when ``X`` has feature names (pandas DataFrame).
+    target_name_ : str or None
+        The name of ``y`` when it was a named pandas Series: ``describe()``, the
+        figures and the report call the target by it.
 
     See Also
     --------
@@ -506,7 +512,9 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
         """
         self._validate_params()
         self._start_fit_clock()
+        target_name = self._target_name(y)
         X, y = validate_numeric_data(self, X, y, y_numeric=True, ensure_min_samples=2)
+        self.target_name_ = target_name
         # the model keeps the training data: never share the caller's arrays
         X, y = X.copy(), y.copy()
         X, y, n_repeated = distinct_rows(X, y)

@@ -778,7 +778,8 @@ class SearchPipeline:
             result.stop_reason += f"; finalists refitted on {', '.join(str(len(r)) for r, _ in rungs)} rows"
             return Finalists(last, last, rungs[-1][0])
         why = "the time budget ran out before" if self._out_of_time() else "every finalist failed to fit on"
-        result.stop_reason += f"; {why} more rows, the model uses the search's {rows.size}"
+        result.stop_reason += (f"; {why} more rows: the model's hyperparameters are those fitted on the search's "
+                               f"{rows.size} rows (it conditions on all {X.shape[0]})")
         kept = distinct_best(explored, 1)
         return Finalists(kept, [r for r in explored if r.status == OK and np.isfinite(r.criterion)], rows)
 

@@ -12,6 +12,7 @@ candidate fitters from it, and the estimator gets the fitted models
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -209,7 +210,9 @@ class RegressionModelFitter:
                                                                               min_cycles=self.summary.min_cycles))
 
     def refit_fitter(self, n_rows: int) -> CandidateFitter:
-        if self.engine == "sparse" and n_rows <= SPARSE_THRESHOLD:
+        """The exact fitter for a sparse model's refits on samples of at most SPARSE_THRESHOLD rows; the model's
+        own fitter on every row (a sparse model fitted on all rows maximises its bound, however few they are)."""
+        if self.engine == "sparse" and n_rows <= SPARSE_THRESHOLD and n_rows < self.X.shape[0]:
             return self._exact
         return self._fitter
 
@@ -393,10 +396,14 @@ class RegressionModelFitter:
                 # the Newton start of the mode the criterion scored (Student-t posteriors can have several)
                 posterior = LaplacePosterior(kernel, float(theta[p]), self._fitter.likelihood, theta[p + 1 :], X, y,
                                              a0=record.latent_start)
+        log_marginal_likelihood = record.log_marginal_likelihood
+        if self.engine != "student_t":
+            # the model's own evidence (a sparse model's bound) on every row it conditions on: a record fitted
+            # on a sample (a time budget that stopped the finalists' refits) or by the exact engine has another
+            log_marginal_likelihood = posterior.log_marginal_likelihood - y.shape[0] * math.log(self.y_std)
         return RegressionModel(record.structure, kernel, posterior, X, y, y_mean=self.y_mean, y_std=self.y_std,
                                summary=self.summary, noise_bounds=self.noise_bounds,
-                               inducing_inputs=self.inducing_inputs,
-                               log_marginal_likelihood=record.log_marginal_likelihood,
+                               inducing_inputs=self.inducing_inputs, log_marginal_likelihood=log_marginal_likelihood,
                                n_hyperparameters=record.n_hyperparameters)
 
     def models(self, outcome: PipelineResult) -> list[RegressionModel]:

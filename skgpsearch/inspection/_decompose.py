@@ -432,6 +432,12 @@ def feature_names_of(estimator, feature_names=None):
     return _feature_names(estimator) or [f"x{i}" for i in range(estimator.n_features_in_)]
 
 
+def target_name_of(estimator, target_name=None):
+    """The target's name for text and figures: the given one, else ``target_name_`` (the name of a pandas
+    Series the model was fitted on), else None (the caller's generic wording)."""
+    return target_name if target_name is not None else getattr(estimator, "target_name_", None)
+
+
 def structure_text(estimator, names):
     """The chosen structure in the text notation (one per class for a multi-class classifier)."""
     structure = estimator.structure_

@@ -25,7 +25,7 @@ from .._search._pipeline import (COMPOSITE_MARGIN_SE, CROSS_VALIDATION_FOLDS, FO
 from .._search._regression import RegressionModelFitter
 from ..grammar import Base, Change, Expr, Product, Sum, parse, random_walk_with_drift
 from ..grammar._grammars import RANDOM_WALK_KIND
-from ._decompose import decompose, feature_names_of, gp_training_inputs, position
+from ._decompose import decompose, feature_names_of, gp_training_inputs, position, target_name_of
 from ._views import ClassificationView, explanation_view
 
 __all__ = ["ard_relevances", "describe"]
@@ -52,7 +52,8 @@ def describe(estimator: Any, feature_names: Sequence[str] | None = None, target_
         Column names; by default ``feature_names_in_`` (set when the model was
         fitted on a DataFrame), else ``x0``, ``x1``, ...
     target_name : str, optional
-        Name of the target for the text (default "the target").
+        Name of the target for the text; by default ``target_name_`` (set when
+        the model was fitted on a named pandas Series), else "the target".
 
     Returns
     -------
@@ -94,7 +95,7 @@ def describe(estimator: Any, feature_names: Sequence[str] | None = None, target_
     view = explanation_view(estimator)
     names = feature_names_of(estimator, feature_names)
     ranges = np.ptp(gp_training_inputs(estimator), axis=0)
-    target = target_name or "the target"
+    target = target_name_of(estimator, target_name) or "the target"
     if isinstance(view, ClassificationView):
         classes = view.classes
         if len(classes) == 2:

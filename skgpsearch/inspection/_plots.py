@@ -14,7 +14,7 @@ from numpy.typing import ArrayLike
 from sklearn.utils.validation import check_is_fitted
 
 from ..grammar import parse
-from ._decompose import axis_label, check_rows, decompose, feature_names_of, numeric_inputs
+from ._decompose import axis_label, check_rows, decompose, feature_names_of, numeric_inputs, target_name_of
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -84,7 +84,8 @@ def plot_components(
     feature_names : sequence of str, optional
         Column names for the labels; by default ``feature_names_in_``, else ``x0``, ``x1``, ...
     target_name : str, optional
-        Name of a regressor's target for the axis labels (default "target").
+        Name of a regressor's target for the axis labels; by default ``target_name_`` (a model fitted on a
+        named pandas Series), else "target".
 
     Returns
     -------
@@ -106,7 +107,7 @@ def plot_components(
     for index, component in enumerate(training.components[:max_components]):
         label = component.to_string(names, np.ptp(X_train, axis=0))
         title = f"{label}  ({100 * component.variance_share:.3g} % of the variance)"
-        unit = "latent f" if training.task == "classification" else f"component of {target_name or 'the target'}"
+        unit = "latent f" if training.task == "classification" else f"component of {target_name_of(estimator, target_name) or 'the target'}"
         columns = component.columns
         if len(columns) == 1:
             fig = _figure()
@@ -178,7 +179,8 @@ def plot_fit(
     n_grid : int, default=400
     feature_names : sequence of str, optional
     target_name : str, optional
-        Name of a regressor's target for the axis labels (default "target").
+        Name of a regressor's target for the axis labels; by default ``target_name_`` (a model fitted on a
+        named pandas Series), else "target".
 
     Returns
     -------
@@ -196,7 +198,7 @@ def plot_fit(
     if hasattr(estimator, "classes_"):
         return _reliability(estimator, X, y, fig, ax)
     y_train = estimator.y_train_
-    target = target_name or "target"
+    target = target_name_of(estimator, target_name) or "target"
     if X_train.shape[1] == 1:
         low, high = X_train[:, 0].min(), X_train[:, 0].max()
         if X is not None:

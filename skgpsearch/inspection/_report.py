@@ -21,7 +21,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._search._diagnostics import advice_for, grouped_findings
 from ..kernels import looks_like_time_index
-from ._decompose import check_rows, feature_names_of, numeric_inputs, structure_text
+from ._decompose import check_rows, feature_names_of, numeric_inputs, structure_text, target_name_of
 from ._describe import _with_names, describe, finalist_label, held_out_column
 from ._forecast import forecast_holdout, forecast_table, plot_forecast, refit_copy
 
@@ -167,6 +167,7 @@ def write_report(
         with its PNG figures in ``<stem>_files/`` beside it.
     title : str, optional
     target_name : str, optional
+        The target's name; by default ``target_name_`` (a model fitted on a named pandas Series).
     feature_names : sequence of str, optional
         Column names; by default ``feature_names_in_`` (a model fitted on a DataFrame).
     compare : bool, default=True
@@ -201,6 +202,7 @@ def write_report(
     y_array = np.asarray(y)
     task = "classification" if is_classifier(estimator) else "regression"
     names = feature_names_of(estimator, feature_names)
+    target_name = target_name_of(estimator, target_name)
     summary = [f"{len(y_array)} rows, {len(names)} feature(s): {', '.join(names)}.", f"Task: {task}."]
     if task == "classification":
         values, counts = np.unique(y_array, return_counts=True)

@@ -98,8 +98,20 @@ def test_grammar_search_levels_warm_start_and_stop():
             child = from_kernel(params["kernel"], n_features=1)
             starts = [leaf.params["lengthscale"] for leaf in child.leaves if leaf.name == "SE"]
             assert any(np.isclose(v, parent_values[0], rtol=1e-6) for v in starts)
+            # and the added noise term from the parent's fitted noise
+            assert params["kernel"].k2.noise_level == pytest.approx(parent.kernel_.k2.noise_level, rel=1e-6)
     # the best score is the criterion of the refitted best model
     assert search.best_score_ == pytest.approx(get_criterion("bic")(search.best_estimator_, X, y), rel=1e-9)
+
+
+def test_a_gp_that_normalises_its_targets_gets_the_same_search_in_any_units():
+    # the candidates' initial values and bounds (the added noise term's too) follow the targets the GP fits
+    searches = [KernelSearchCV(make_pipeline(StandardScaler(), GaussianProcessRegressor(normalize_y=True)),
+                               kernel_param="gaussianprocessregressor__kernel", base_kernels=("SE", "LIN"),
+                               max_depth=2).fit(X, y * scale) for scale in (1.0, 1e4)]
+    assert searches[0].best_structure_ == searches[1].best_structure_
+    np.testing.assert_allclose(searches[0].best_kernel_.theta, searches[1].best_kernel_.theta, rtol=1e-6)
+    np.testing.assert_allclose(searches[1].predict(X) / 1e4, searches[0].predict(X), rtol=1e-6, atol=1e-9)
 
 
 def test_inside_a_pipeline_and_wrapping_a_pipeline():

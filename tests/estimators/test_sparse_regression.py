@@ -124,3 +124,39 @@ def test_a_sparse_search_of_a_table_explores_cheap_fits_on_subsets_of_its_sample
     assert sum(r == 60 for r in rows_per_evaluation) >= 3
     assert max(rows_per_evaluation) > 60
     assert np.sqrt(np.mean((model.predict(X) - truth) ** 2)) < 0.1
+
+
+def _bound_and_gradient(model):
+    """The sparse model's bound (original units) and its gradient at the fitted hyperparameters."""
+    return model.log_marginal_likelihood(model.kernel_.theta, eval_gradient=True)
+
+
+def test_a_sparse_model_on_few_rows_maximises_its_bound_and_reports_it(periodic_series, monkeypatch):
+    X, y = periodic_series
+    # forced on fewer rows than SPARSE_THRESHOLD, and more than a search explores: the finalists' refit on all
+    # rows is the sparse fit, not the exact one
+    monkeypatch.setattr(pipeline_module, "EXPLORE_ROWS", 120)
+    model = CompositionalGPRegressor(("SE",), max_depth=1, approximation="sparse", n_inducing=15,
+                                     baseline_models=False, random_state=0).fit(X, y)
+    bound, gradient = _bound_and_gradient(model)
+    assert model.log_marginal_likelihood() == pytest.approx(bound, abs=1e-6)
+    assert model.log_marginal_likelihood_on(X, y + 1e-12) == pytest.approx(bound, abs=1e-6)
+    # at the bound's optimum (the exact evidence's optimum is tens of nats away in the bound: gradients of 10-1000)
+    assert np.max(np.abs(gradient)) < 0.05
+    k = model.n_hyperparameters_
+    assert model.best_score_ == pytest.approx(bound - 0.5 * k * math.log(len(y)), abs=1e-6)
+
+
+def test_a_sparse_model_whose_finalists_were_not_refitted_reports_its_bound_on_all_rows(periodic_series, monkeypatch):
+    X, y = periodic_series
+    monkeypatch.setattr(pipeline_module, "EXPLORE_ROWS", 120)
+    monkeypatch.setattr(regression_module, "SPARSE_THRESHOLD", 200)
+    # as when the time budget runs out before the finalists' refits on more rows
+    monkeypatch.setattr(pipeline_module, "refit_finalists", lambda *args, **kwargs: [])
+    model = CompositionalGPRegressor(("SE",), max_depth=1, n_inducing=15, baseline_models=False,
+                                     random_state=0).fit(X, y)
+    assert model.approximation_ == "sparse" and model.X_train_.shape[0] == 400
+    bound, _ = _bound_and_gradient(model)
+    assert model.log_marginal_likelihood() == pytest.approx(bound, abs=1e-6)
+    assert "hyperparameters are those fitted on the search's 120 rows (it conditions on all 400)" in \
+        model.search_stop_reason_

@@ -1,6 +1,7 @@
 """Decomposition, description, plots and report of fitted models."""
 
 import base64
+import importlib.util
 import re
 from types import SimpleNamespace
 
@@ -665,3 +666,25 @@ def test_noise_that_grows_along_the_input_is_decomposed_and_described():
     assert 0.15 < low < 0.6 and 1.5 < high < 6.0
     text = describe(model)
     assert "changes with the inputs" in text and "noise variance is at its lower bound" not in text
+
+
+def test_the_target_is_called_by_the_name_of_the_series_it_was_fitted_on(tmp_path):
+    rng = np.random.default_rng(3)
+    frame = pd.DataFrame({"speed": rng.uniform(0, 5, 40)})
+    power = pd.Series(np.sin(frame["speed"].to_numpy()) + 0.1 * rng.normal(size=40), name="power")
+    model = CompositionalGPRegressor(base_kernels=("SE",), max_depth=1, random_state=0).fit(frame, power)
+    assert model.target_name_ == "power"
+    text = model.describe()
+    assert "variance of power" in text and "variance of the target" not in text
+    # a name given by the caller wins
+    assert "variance of output" in model.describe(target_name="output")
+    if importlib.util.find_spec("matplotlib") is not None:
+        assert plot_fit(model).axes[0].get_ylabel() == "power"
+    report = write_report(model, frame, power, tmp_path / "report.html", compare=False)
+    assert "variance of power" in report.read_text(encoding="utf-8")
+    # a refit on plain arrays forgets the name; an unnamed Series has none either
+    model.fit(frame.to_numpy(), power.to_numpy())
+    assert model.target_name_ is None and "variance of the target" in model.describe()
+    classifier = CompositionalGPClassifier(base_kernels=("SE",), max_depth=1, random_state=0)
+    classifier.fit(frame, pd.Series(power.to_numpy() > 0, name="positive"))
+    assert classifier.target_name_ == "positive"

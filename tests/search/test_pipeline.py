@@ -194,7 +194,8 @@ def test_when_every_finalist_fails_the_explorations_best_is_kept(monkeypatch):
     best_explored = max((r for r in outcome.search.records if r.ok and r.depth is not None
                          and not r.message.startswith("finalist")), key=lambda r: r.criterion)
     assert outcome.best is best_explored and outcome.rows.size == 100
-    assert "every finalist failed to fit on more rows, the model uses the search's 100" in outcome.search.stop_reason
+    assert ("every finalist failed to fit on more rows: the model's hyperparameters are those fitted on the "
+            "search's 100 rows (it conditions on all 400)") in outcome.search.stop_reason
     assert any(r.status == FAILED and r.message.startswith("finalist refitted on 400 rows") for r in
                outcome.search.records)
 
