@@ -25,6 +25,7 @@ from .._search import (
     SearchSettings,
     progress_callback,
     resolve_selection,
+    user_stacklevel,
 )
 from ..criteria import SelectionCriterion, check_criterion_task, get_criterion
 from ..grammar import Grammar, default_base_kernels, get_grammar, get_kind, grammar_names
@@ -295,7 +296,7 @@ class StructureSearchMixin:
                 f"model_averaging={self.model_averaging} is not used: selection={self.selection!r} chooses "
                 "'stacking' here, which predicts with the mixture of finalists whose weights maximise the held-out "
                 "log score. Set selection='criterion' (or 'loo') to average the best structures instead.",
-                UserWarning, stacklevel=3)
+                UserWarning, stacklevel=user_stacklevel())
         settings = SearchSettings(
             max_depth=self.max_depth,
             beam_width=1 if self.search == "greedy" else self.beam_width,

@@ -43,7 +43,7 @@ from ._models import (
 )
 from ._pipeline import SELECTIONS, PipelineResult, SearchPipeline, finalists_table, resolve_selection
 from ._progress import LevelReport, ProgressCallback, print_progress, progress_callback, search_progress
-from ._records import FAILED, NUMERICAL_FAILURES, CandidateRecord
+from ._records import FAILED, NUMERICAL_FAILURES, CandidateRecord, user_stacklevel
 from ._regression import RegressionModelFitter, RegressionOptions, approximation_for, regression_warping_evidence_gain
 from ._warping_decision import WARP_MIN_EVIDENCE_GAIN
 
@@ -85,6 +85,7 @@ __all__ = [
     "resolve_selection",
     "run_search",
     "search_progress",
+    "user_stacklevel",
     "warn_about_degenerate_optimum",
     "warn_about_outliers",
 ]

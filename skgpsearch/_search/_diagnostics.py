@@ -23,6 +23,7 @@ from sklearn.gaussian_process.kernels import Product as KernelProduct
 
 from ..grammar import Base, Expr, Product
 from ..kernels import ActiveColumns, DataSummary, from_kernel, to_kernel
+from ._records import user_stacklevel
 
 __all__ = ["DegenerateOptimumWarning", "OutlierWarning", "RepeatedRowsWarning", "advice_for", "diagnose", "grouped_findings", "warn_about_degenerate_optimum",
            "warn_about_outliers", "white_noise_term"]
@@ -114,7 +115,7 @@ class RepeatedRowsWarning(UserWarning):
     """Training rows repeat earlier rows exactly (inputs and target): the regressor fits each distinct row once."""
 
 
-def warn_about_outliers(residuals: np.ndarray, target_spread: float | None = None, stacklevel: int = 2) -> None:
+def warn_about_outliers(residuals: np.ndarray, target_spread: float | None = None) -> None:
     """Warn (:class:`OutlierWarning`) when training points lie far outside a Gaussian model's fit.
 
     ``residuals`` are the leave-one-out residuals y_i − E[y_i | y_−i]; they
@@ -143,7 +144,7 @@ def warn_about_outliers(residuals: np.ndarray, target_spread: float | None = Non
             "can distort the chosen structure and the noise level of a Gaussian model; consider "
             "likelihood='student_t' (robust regression), or check these rows.",
             OutlierWarning,
-            stacklevel=stacklevel + 1,
+            stacklevel=user_stacklevel(),
         )
 
 
@@ -161,7 +162,7 @@ def warn_about_degenerate_optimum(diagnostics: list[str]) -> None:
             "not mean what they seem (see diagnostics_); consider other base kernels, more data, or "
             "describe(model) for the whole picture.",
             DegenerateOptimumWarning,
-            stacklevel=3,
+            stacklevel=user_stacklevel(),
         )
 
 

@@ -131,7 +131,7 @@ from ._loop import (FULL_EFFORT_COST, SearchResult, SearchSettings, deadline_bat
                     expected_fit_seconds, fit_times, full_effort_cost, merge_full_effort_refit, parallel_rounds,
                     run_search)
 from ._progress import ProgressCallback, cost_text
-from ._records import OK, CandidateRecord, candidate_seed
+from ._records import OK, CandidateRecord, candidate_seed, user_stacklevel
 
 __all__ = [
     "COMPOSITE_MARGIN_SE",
@@ -449,7 +449,7 @@ class SearchPipeline:
             # the estimator's time_budget less what fit spent before this search (or this class's share of it)
             warnings.warn(f"The search reached its time budget at depth {depth} (it had {budget:.3g} s of "
                           "time_budget when it started): the model is the best structure found by then; raise "
-                          "time_budget to search further.", ConvergenceWarning, stacklevel=3)
+                          "time_budget to search further.", ConvergenceWarning, stacklevel=user_stacklevel())
         if result.stop_reason in STOPS_WITHOUT_MORE_FITS:
             # a spent budget or an interruption: no more fits, the model is the search's best
             return self.select(model_fitter, exploration, _search_best_only(result, exploration.rows))
@@ -459,7 +459,7 @@ class SearchPipeline:
             finalists = self.finalists(model_fitter, exploration, grammar, seed)
         except KeyboardInterrupt:
             warnings.warn("Search interrupted while fitting the finalists: keeping the search's best structure.",
-                          RuntimeWarning, stacklevel=2)
+                          RuntimeWarning, stacklevel=user_stacklevel())
             result.stop_reason += "; interrupted while fitting the finalists"
             return self.select(model_fitter, exploration, _search_best_only(result, exploration.rows))
         outcome = self.select(model_fitter, exploration, finalists)
@@ -823,7 +823,7 @@ class SearchPipeline:
                                                                           getattr(self, "_seed", 0))
                 except KeyboardInterrupt:
                     warnings.warn("Search interrupted while the finalists forecast the series: selecting by the "
-                                  "criterion.", RuntimeWarning, stacklevel=2)
+                                  "criterion.", RuntimeWarning, stacklevel=user_stacklevel())
                     exploration.result.stop_reason += "; interrupted while the finalists forecast"
                     densities = {}
             else:
@@ -893,7 +893,7 @@ class SearchPipeline:
             _, refit = function(*arguments)
         except KeyboardInterrupt:
             warnings.warn("Search interrupted while calibrating the forecast's spread: it is left as fitted.",
-                          RuntimeWarning, stacklevel=3)
+                          RuntimeWarning, stacklevel=user_stacklevel())
             return 1.0
         if refit is None:
             return 1.0
@@ -911,7 +911,7 @@ class SearchPipeline:
                                              [fit_cost(r.structure, polish=True) for r in records])
         except KeyboardInterrupt:
             warnings.warn("Search interrupted while the finalists were cross-validated: judging them by "
-                          "leave-one-out densities.", RuntimeWarning, stacklevel=3)
+                          "leave-one-out densities.", RuntimeWarning, stacklevel=user_stacklevel())
             result.stop_reason += "; interrupted while the finalists were cross-validated, judged by leave-one-out"
             return None
         if any(outcome is None for outcome in outcomes):

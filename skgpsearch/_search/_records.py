@@ -8,6 +8,8 @@ are small to send back from worker processes.
 
 from __future__ import annotations
 
+import os
+import sys
 import threading
 import time
 import zlib
@@ -34,6 +36,7 @@ __all__ = [
     "criterion_value",
     "run_candidate",
     "single_threaded_blas",
+    "user_stacklevel",
 ]
 
 #: Status of a candidate whose fit succeeded and whose criterion is finite.
@@ -160,6 +163,20 @@ class CandidateRecord:
 
 _BLAS_LOCK = threading.Lock()
 _BLAS_STATE = {"controller": None, "limiter": None, "depth": 0}
+
+
+#: The package's folder: warnings point at the first frame outside it (see user_stacklevel).
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
+def user_stacklevel() -> int:
+    """The ``stacklevel`` of a ``warnings.warn`` in the calling function that points at the first frame outside
+    this package: the user's ``fit`` (or scikit-learn's, for a fit inside ``cross_val_score``), however many of
+    the package's calls lie between (a classifier's per-class searches, KernelSearchCV, the pipeline's stages)."""
+    frame, level = sys._getframe(1), 1
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 @contextmanager

@@ -299,8 +299,10 @@ def test_budgets_keep_what_was_found(additive_interaction_data):
     assert len(model.search_results_["structure"]) == 4
     assert model.search_stop_reason_ == "candidate budget reached"
     # the warning names the option and what the search had of it (here the floor MIN_SEARCH_BUDGET)
-    with pytest.warns(ConvergenceWarning, match=r"time budget at depth 1 \(it had 1e-06 s of time_budget"):
+    with pytest.warns(ConvergenceWarning, match=r"time budget at depth 1 \(it had 1e-06 s of time_budget") as caught:
         timed = cheap(max_depth=3, time_budget=1e-9).fit(X, y)
+    # ... at the caller's fit, not at a line of the package
+    assert {w.filename for w in caught if issubclass(w.category, ConvergenceWarning)} == {__file__}
     # a budget too short for even the first level: its first base kernel, fitted; no finalist fits
     assert len(timed.search_results_["structure"]) == 1
     assert timed.search_stop_reason_.startswith("time budget reached")
