@@ -81,12 +81,14 @@ class KernelSearchCV(BaseSearchCV):
         With criteria and a ``cv``, a criterion scores each test fold with
         the hyperparameters fitted on the training folds.
     max_depth : int, default=3
-        Levels of the grammar search.
+        The most levels of the grammar search; it stops earlier at a level
+        that does not improve the best score.
     search : {"greedy", "beam"}, default="greedy"
     beam_width : int, default=2
     add_noise : bool, default=True
         For regressors, every grammar candidate gets a ``WhiteKernel`` term
-        (the observation noise, fitted with the kernel).
+        (the observation noise, fitted with the kernel; a child's starts from
+        its parent's fitted noise level).
     refit : bool, str or callable, default=True
         As in GridSearchCV.
     n_jobs : int, default=None

@@ -98,6 +98,6 @@ def print_progress(file: TextIO | None = None) -> ProgressCallback:
 
 
 def cost_text(n_evaluations: int, evaluated_rows: int) -> str:
-    """"N likelihood evaluations of R rows" (R: the mean rows of an evaluation)."""
+    """"N likelihood evaluations of R rows on average" (the cheap ones run on subsets of the rows)."""
     rows = evaluated_rows / n_evaluations if n_evaluations else 0.0
-    return f"{n_evaluations} likelihood evaluations of {rows:.0f} rows"
+    return f"{n_evaluations} likelihood evaluations of {rows:.0f} rows on average"
