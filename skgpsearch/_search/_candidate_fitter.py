@@ -23,7 +23,7 @@ from ._records import FAILED, CandidateRecord, ScreenScore, criterion_value, run
 from ._starts import StartHints
 
 __all__ = ["CandidateFitter", "EXPLORE_FTOL", "EXPLORE_MAXITER", "EXPLORE_SCREEN_MAXITER", "EXPLORE_SUBSET_FROM_ROWS",
-           "EXPLORE_SUBSET_ROWS", "EXPLORE_THEN_POLISH", "SCREENED_FROM_ROWS", "START_SHARDS_BELOW",
+           "EXPLORE_SUBSET_ROWS", "EXPLORE_THEN_POLISH", "SCREENED_FROM_ROWS", "START_SHARDS_BELOW", "STOPPED_BY_BUDGET",
            "SUBSET_FULL_EFFORT", "full_effort_on_subset", "merge_start_shards", "start_shards", "with_deadline",
            "with_effort"]
 
@@ -43,6 +43,8 @@ EXPLORE_FTOL = 1e-6
 #: same structure and test scores in 131 s instead of 350 s.
 EXPLORE_SUBSET_FROM_ROWS = 600
 EXPLORE_SUBSET_ROWS = 400
+#: The message of a record whose optimisation the time budget stopped.
+STOPPED_BY_BUDGET = "optimisation stopped by the time budget"
 #: The "screened" effort (a series' explore stage) applies from this many rows on; below, it is "full".
 SCREENED_FROM_ROWS = 300
 #: The effort of the baselines (the classifier's, and the regressor's on two or more columns with the exact
@@ -270,7 +272,7 @@ class CandidateFitter:
             **fields,
         )
         if stopped_by_deadline:
-            record.message = "optimisation stopped by the time budget"
+            record.message = STOPPED_BY_BUDGET
         if not np.isfinite(score):
             record.fail(FAILED, f"criterion value {score}")
         else:

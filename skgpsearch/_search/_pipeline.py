@@ -119,6 +119,7 @@ from ..criteria import SelectionCriterion
 from ..grammar import Expr, Grammar
 from ._candidate_fitter import (
     EXPLORE_THEN_POLISH,
+    STOPPED_BY_BUDGET,
     SUBSET_FULL_EFFORT,
     CandidateFitter,
     full_effort_on_subset,
@@ -444,7 +445,8 @@ class SearchPipeline:
         self._finalists_reserve = self._reserve(model_fitter, grammar)
         exploration = self.explore(model_fitter, grammar, criterion, seed)
         result = exploration.result
-        if result.stop_reason.startswith("time budget"):
+        explore_stopped = result.stop_reason.startswith("time budget")
+        if explore_stopped:
             depth = max((level["depth"] for level in result.levels), default=0)
             # the estimator's time_budget less what fit spent before this search (or this class's share of it)
             warnings.warn(f"The search reached its time budget at depth {depth} (it had {budget:.3g} s of "
@@ -463,6 +465,11 @@ class SearchPipeline:
             result.stop_reason += "; interrupted while fitting the finalists"
             return self.select(model_fitter, exploration, _search_best_only(result, exploration.rows))
         outcome = self.select(model_fitter, exploration, finalists)
+        if budget is not None and not explore_stopped and "time budget" in result.stop_reason:
+            warnings.warn(f"The search reached its time budget while fitting the finalists (it had {budget:.3g} s "
+                          "of time_budget when it started): some were fitted less than fully (see "
+                          "search_stop_reason_); raise time_budget to fit them fully.", ConvergenceWarning,
+                          stacklevel=user_stacklevel())
         spent = _evaluation_cost(result.records)
         self._note(f"finalists and selection: {cost_text(spent[0] - explored[0], spent[1] - explored[1])} in "
                    f"{time.perf_counter() - started:.1f} s; the whole search {cost_text(*spent)}")
@@ -629,6 +636,10 @@ class SearchPipeline:
         return (with_deadline(function, self._deadline),
                 tuple(with_deadline(argument, self._deadline) for argument in arguments))
 
+    def _bounded_fitter(self, fitter):
+        """``fitter`` stopping its optimisations at the deadline (itself without a time budget)."""
+        return fitter if self._deadline is None else with_deadline(fitter, self._deadline)
+
     def _out_of_time(self):
         return self._deadline is not None and time.perf_counter() > self._deadline
 
@@ -748,11 +759,13 @@ class SearchPipeline:
     def _finalists_by_halving(self, model_fitter, exploration, grammar, seed):
         result, rows, order = exploration.result, exploration.rows, exploration.order
         X, y = model_fitter.X, model_fitter.y
-        for structure in model_fitter.baseline_structures(grammar):
-            if structure == result.best.structure:
+        # on the sample the baselines compete for the finalist places
+        baselines = [s for s in model_fitter.baseline_structures(grammar) if s != result.best.structure]
+        fitted = self._fit_in_parallel([(exploration.fitter, (s, X[rows], y[rows], candidate_seed(seed, s)))
+                                        for s in baselines], [fit_cost(s) for s in baselines])
+        for record in fitted:
+            if record is None:
                 continue
-            # on the sample they compete for the finalist places
-            record = exploration.fitter(structure, X[rows], y[rows], candidate_seed(seed, structure))
             record.depth, record.parent, record.baseline = 1, None, True
             record.message = record.message or "baseline, fitted on the search's rows"
             result.records.append(record)
@@ -762,17 +775,27 @@ class SearchPipeline:
         explored = list(result.records)
         last_size = X.shape[0] if model_fitter.max_rows is None else min(X.shape[0], model_fitter.max_rows)
 
+        sizes = halving_sizes(rows.size, last_size)
+        # (made here: a worker's clock cannot convert the deadline, see with_deadline)
+        rung_fitters = {size: self._bounded_fitter(dataclasses.replace(model_fitter.refit_fitter(size),
+                                                                       effort="polish")) for size in sizes}
+
         def refit(record, rung_rows):
-            fitter = dataclasses.replace(model_fitter.refit_fitter(rung_rows.size), effort="polish")
+            fitter = rung_fitters[rung_rows.size]
             refitted = fitter(record.structure, X[rung_rows], y[rung_rows], candidate_seed(seed, record.structure),
                               record.warm_state)
             return _as_finalist(refitted, record, rung_rows.size)
 
-        rungs = [(np.sort(order[:size]), refit) for size in halving_sizes(rows.size, last_size)]
+        rungs = [(np.sort(order[:size]), refit) for size in sizes]
         rounds = refit_finalists(first, rungs, FIRST_FINALISTS, n_jobs=self.settings.n_jobs,
                                  progress=self.settings.progress, stop=self._out_of_time)
         for records in rounds:
             result.records.extend(records)
+        stopped = sorted({size for size, records in zip(sizes, rounds) for r in records
+                          if STOPPED_BY_BUDGET in r.message})
+        if stopped:
+            result.stop_reason += (f"; time budget: finalists' refits on {', '.join(map(str, stopped))} rows stopped "
+                                   "before they converged")
         last = [r for r in rounds[-1] if r.status == OK] if len(rounds) == len(rungs) else []
         if last:
             result.stop_reason += f"; finalists refitted on {', '.join(str(len(r)) for r, _ in rungs)} rows"

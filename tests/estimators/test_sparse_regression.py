@@ -2,9 +2,11 @@
 
 import math
 import pickle
+import time
 
 import numpy as np
 import pytest
+from sklearn.exceptions import ConvergenceWarning
 
 import skgpsearch._search._pipeline as pipeline_module
 import skgpsearch._search._regression as regression_module
@@ -160,3 +162,39 @@ def test_a_sparse_model_whose_finalists_were_not_refitted_reports_its_bound_on_a
     assert model.log_marginal_likelihood() == pytest.approx(bound, abs=1e-6)
     assert "hyperparameters are those fitted on the search's 120 rows (it conditions on all 400)" in \
         model.search_stop_reason_
+
+
+def test_finalists_refitted_on_more_rows_stop_at_the_time_budget(periodic_series, monkeypatch):
+    X, y = periodic_series
+    monkeypatch.setattr(pipeline_module, "EXPLORE_ROWS", 120)
+    monkeypatch.setattr(regression_module, "SPARSE_THRESHOLD", 200)
+    deadlines = []
+    halving = pipeline_module.SearchPipeline._finalists_by_halving
+
+    def recording_deadline(self, *args):
+        deadlines.append(self._deadline)
+        return halving(self, *args)
+
+    def late(refit_finalists):
+        # each rung's refit starts only once the budget has run out (as when the search took it all)
+        def run(records, rungs, *args, **kwargs):
+            def after_the_deadline(fit):
+                def fit_late(record, rows):
+                    time.sleep(max(0.0, deadlines[-1] - time.perf_counter()) + 0.05)
+                    return fit(record, rows)
+                return fit_late
+            return refit_finalists(records, [(rows, after_the_deadline(fit)) for rows, fit in rungs], *args,
+                                   **{**kwargs, "stop": None})
+        return run
+
+    monkeypatch.setattr(pipeline_module.SearchPipeline, "_finalists_by_halving", recording_deadline)
+    monkeypatch.setattr(pipeline_module, "refit_finalists", late(pipeline_module.refit_finalists))
+    with pytest.warns(ConvergenceWarning, match="time budget while fitting the finalists"):
+        model = CompositionalGPRegressor(("SE", "PER"), max_depth=1, n_inducing=15, baseline_models=False,
+                                         random_state=0, time_budget=6.0, n_jobs=1).fit(X, y)
+    assert "finalists' refits on 400 rows stopped before they converged" in model.search_stop_reason_
+    # stopped where it started: one evaluation of each refit, none of the hundreds a polish to convergence takes
+    table = model.search_results_
+    refits = [n for n, m in zip(table["n_evaluations"], table["message"]) if m.startswith("finalist refitted on 400")]
+    assert refits and max(refits) <= 2
+    assert model.predict(X[:3]).shape == (3,)
