@@ -225,13 +225,17 @@ def diagnose(kernel: Kernel, X: np.ndarray, noise: tuple[float, tuple[float, flo
     tuple of str
         One sentence per hyperparameter at a bound (except a periodic
         kernel's lengthscale at its upper bound: the sinusoid limit of its
-        shape, a well-posed model), per term of the structure multiplied out
+        shape, a well-posed model; and the lengthscale at its upper bound of a
+        factor that multiplies factors on other columns: its column does not
+        matter to that product, which is what an ARD kernel is for, see
+        :func:`_irrelevant_column_factors`), per term of the structure multiplied out
         (``PER * (PER + WN)`` has the terms ``PER * PER`` and ``PER * WN``)
         that acts as white noise on the data without a white-noise factor,
         and per stationary, non-periodic base kernel that is constant on the
-        data.
+        data (but such a factor of a product over other columns too).
     """
     findings = []
+    irrelevant = _irrelevant_column_factors(kernel, X.shape[1])
     n_features = X.shape[1]
     if noise is not None:
         value, (low, high) = noise
@@ -240,7 +244,7 @@ def diagnose(kernel: Kernel, X: np.ndarray, noise: tuple[float, tuple[float, flo
             side = None  # a white-noise term (LIN * WN, noise that grows along an input) carries the noise
         if side is not None:
             findings.append(_at_bound_sentence("the noise variance is", "noise variance", side))
-    findings += _parameters_at_bounds(kernel, n_features)
+    findings += _parameters_at_bounds(kernel, n_features, irrelevant)
     rows = _spread_rows(X)
     factor_matrices = {}  # the factors' matrices on the rows, shared by the terms they multiply
     for term in _distributed_terms(kernel):
@@ -256,6 +260,7 @@ def diagnose(kernel: Kernel, X: np.ndarray, noise: tuple[float, tuple[float, flo
         base = _as_base(leaf, n_features)
         kind = base.kind
         if (base.columns and kind.stationary and not (kind.periodic or kind.constant or kind.white_noise)
+                and str(base.without_values()) not in irrelevant
                 and rows.shape[0] > 1 and _least_correlation(leaf, base, rows) > CONSTANT_CORRELATION):
             findings.append(f"{base.without_values()} is constant on the data (every pair of training points "
                             f"correlates above {CONSTANT_CORRELATION}): a simpler structure says the same")
@@ -443,8 +448,27 @@ def _spread_rows(X):
     return X[np.linspace(0, X.shape[0] - 1, DIAGNOSTIC_ROWS).round().astype(int)]
 
 
-def _parameters_at_bounds(kernel, n_features):
-    """Sentences for the free hyperparameters of ``kernel`` that sit at a bound (in the optimiser's coordinates)."""
+def _irrelevant_column_factors(kernel, n_features):
+    """The base kernels (their text without values) that occur only as factors of products with a factor on
+    another column, as one ARD kernel's do.
+
+    Such a factor at its longest lengthscale, constant on the data, says that its column does not matter to
+    the product: the product is then that of the other factors, a well-posed model, and what an ARD kernel
+    is for (``describe()`` reports it among the columns' relevances). On a classifier's 12-column table
+    with 6 informative columns every fit had been warned as degenerate for it.
+    """
+    in_products, elsewhere = set(), set()
+    for term in _distributed_terms(kernel):
+        leaves = [_as_base(leaf, n_features) for leaf in _base_kernels(term)]
+        for i, leaf in enumerate(leaves):
+            other_columns = {c for j, other in enumerate(leaves) if j != i for c in other.columns}
+            (in_products if other_columns - set(leaf.columns) else elsewhere).add(str(leaf.without_values()))
+    return in_products - elsewhere
+
+
+def _parameters_at_bounds(kernel, n_features, irrelevant=frozenset()):
+    """Sentences for the free hyperparameters of ``kernel`` that sit at a bound (in the optimiser's coordinates),
+    but the lengthscales at their upper bound of the ``irrelevant`` factors (see _irrelevant_column_factors)."""
     findings = []
     theta, bounds = kernel.theta, kernel.bounds
     i = 0
@@ -458,6 +482,8 @@ def _parameters_at_bounds(kernel, n_features):
             owner, parameter = _owner(kernel, hyperparameter.name, n_features)
             if side == "upper" and parameter == "lengthscale" and getattr(getattr(owner, "kind", None), "periodic", False):
                 continue  # the sinusoid limit of a periodic shape: a well-posed model, not a degenerate one
+            if side == "upper" and parameter == "lengthscale" and _text_of(owner) in irrelevant:
+                continue  # a column that does not matter to its product (ARD)
             findings.append(_at_bound_sentence(f"{_text_of(owner)} has its {parameter}", parameter, side))
         i += hyperparameter.n_elements
     return findings

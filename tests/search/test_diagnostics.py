@@ -96,6 +96,31 @@ def test_a_long_periodic_lengthscale_is_not_called_constant():
     assert not any("constant" in f for f in diagnose(kernel, X))
 
 
+def test_a_column_that_does_not_matter_to_an_ard_product_is_not_degenerate():
+    rng = np.random.default_rng(0)
+    X = rng.uniform(0.0, 1.0, (200, 3))
+    summary = DataSummary.from_data(X, np.sin(6 * X[:, 0]))
+
+    def column_2_at_its_longest_lengthscale(text):
+        kernel = to_kernel(parse(text), summary=summary)
+        params = kernel.get_params()
+        for hyperparameter in kernel.hyperparameters:
+            name = hyperparameter.name
+            owner = kernel if name.count("__") < 2 else params[name.rsplit("__", 2)[0]]
+            if name.endswith("lengthscale") and list(owner.columns) == [2]:
+                kernel.set_params(**{hyperparameter.name: hyperparameter.bounds[0, 1]})
+        return diagnose(kernel, X)
+
+    # one ARD kernel whose third column does not matter: the product is the other two factors', well posed
+    assert column_2_at_its_longest_lengthscale("SE(0) * SE(1) * SE(2)") == ()
+    assert column_2_at_its_longest_lengthscale("SE(0) * SE(2) + SE(1) * SE(2)") == ()
+    # the same base kernel alone as a term of the sum is still constant on the data, wherever else it is
+    for text in ("SE(0) * SE(1) + SE(2)", "SE(2) + SE(0) * SE(2)", "SE(2)"):
+        findings = column_2_at_its_longest_lengthscale(text)
+        assert any("SE(2) has its lengthscale at its upper bound" in f for f in findings), (text, findings)
+        assert any("SE(2) is constant on the data" in f for f in findings), (text, findings)
+
+
 def test_products_acting_as_white_noise_jointly_are_reported():
     rng = np.random.default_rng(0)
     X = rng.uniform(0, 1, (300, 2))
