@@ -131,7 +131,7 @@ from ._candidate_fitter import (
 from ._loop import (FULL_EFFORT_COST, SearchResult, SearchSettings, deadline_batches, enough_rows_for,
                     expected_fit_seconds, fit_times, full_effort_cost, merge_full_effort_refit, parallel_rounds,
                     run_search)
-from ._progress import ProgressCallback, cost_text
+from ._progress import ProgressCallback, cost_text, structure_label
 from ._records import OK, CandidateRecord, candidate_seed, user_stacklevel
 
 __all__ = [
@@ -1110,13 +1110,13 @@ def _finalists_note(outcome: PipelineResult, selection: str, names: Sequence[str
     weights = {id(r): w for r, w in zip(outcome.selected, outcome.weights)}
     parts = []
     for record in outcome.finalists:
-        text = f"{record.structure.to_string(names)}  criterion={record.criterion:.3f}"
+        text = f"{structure_label(record.structure, names)}  criterion={record.criterion:.3f}"
         if record.predictive_score is not None:
             text += f" {outcome.held_out_kind}={record.predictive_score:.3f}"
         if id(record) in weights and len(outcome.selected) > 1:
             text += f" weight={weights[id(record)]:.3f}"
         parts.append(text)
-    return f"finalists (selected by {selection}: {outcome.best.structure.to_string(names)}): " + "; ".join(parts)
+    return f"finalists (selected by {selection}: {structure_label(outcome.best.structure, names)}): " + "; ".join(parts)
 
 
 def cross_validation_folds(n_rows: int, seed: int) -> list[tuple[np.ndarray, np.ndarray]]:

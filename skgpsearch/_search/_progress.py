@@ -10,9 +10,15 @@ from typing import TextIO
 
 import numpy as np
 
+from ..grammar import Base, Expr, Product, Sum
 from ._records import CandidateRecord
 
-__all__ = ["LevelReport", "ProgressCallback", "cost_text", "print_progress", "progress_callback", "search_progress"]
+__all__ = ["LevelReport", "ProgressCallback", "cost_text", "print_progress", "progress_callback", "search_progress",
+           "structure_label"]
+
+#: A progress line names a structure of more base kernels than this by its shape: one ARD kernel over 64
+#: columns had filled several kilobytes of each line.
+LABELLED_BASE_KERNELS = 8
 
 
 @dataclass
@@ -80,7 +86,7 @@ def print_progress(file: TextIO | None = None) -> ProgressCallback:
         if isinstance(event, str):
             print(f"[skgpsearch] {event}", file=file, flush=True)
             return
-        best_text = "none" if event.best is None else event.best.structure.to_string(event.feature_names)
+        best_text = "none" if event.best is None else structure_label(event.best.structure, event.feature_names)
         score = -np.inf if event.best is None else event.best.criterion
         screened_text = f", {event.n_screened} more screened out" if event.n_screened else ""
         cost = f", {cost_text(event.n_evaluations, event.evaluated_rows)}" if event.n_evaluations else ""
@@ -101,3 +107,21 @@ def cost_text(n_evaluations: int, evaluated_rows: int) -> str:
     """"N likelihood evaluations of R rows on average" (the cheap ones run on subsets of the rows)."""
     rows = evaluated_rows / n_evaluations if n_evaluations else 0.0
     return f"{n_evaluations} likelihood evaluations of {rows:.0f} rows on average"
+
+
+def structure_label(structure: Expr, names: Sequence[str] | None = None) -> str:
+    """A structure for a progress line: its text (in column ``names``), or, beyond LABELLED_BASE_KERNELS base
+    kernels, its shape: "one ARD SE kernel over 64 columns (0, 1, ..., 63)" for a product of one kind
+    over distinct single columns ("an additive SE kernel ..." for such a sum), else its first base kernels and
+    how many there are in all."""
+    text = structure.to_string(names)
+    leaves = structure.leaves
+    if len(leaves) <= LABELLED_BASE_KERNELS:
+        return text
+    columns = [leaf.columns[0] for leaf in leaves if isinstance(leaf, Base) and len(leaf.columns) == 1]
+    kinds = {leaf.kind.name for leaf in leaves}
+    if len(kinds) == 1 and len(set(columns)) == len(leaves) and isinstance(structure, (Product, Sum)):
+        shown = [str(names[c]) if names is not None else str(c) for c in (columns[0], columns[1], columns[-1])]
+        shape = "one ARD" if isinstance(structure, Product) else "an additive"
+        return f"{shape} {kinds.pop()} kernel over {len(leaves)} columns ({shown[0]}, {shown[1]}, ..., {shown[2]})"
+    return f"{text[:80]}... ({len(leaves)} base kernels)"

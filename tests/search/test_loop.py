@@ -176,6 +176,22 @@ def test_progress_callback_receives_one_report_per_depth():
     assert reports[0].best.criterion == result.levels[0]["best_criterion"] == 1.0
 
 
+def test_progress_lines_name_a_wide_kernel_by_its_shape():
+    from skgpsearch._search._progress import LABELLED_BASE_KERNELS, structure_label
+
+    ard = parse(" * ".join(f"SE({c})" for c in range(64)))
+    assert structure_label(ard) == "one ARD SE kernel over 64 columns (0, 1, ..., 63)"
+    names = [f"f{c}" for c in range(64)]
+    assert structure_label(parse(" + ".join(f"SE({c})" for c in range(20))), names) == \
+        "an additive SE kernel over 20 columns (f0, f1, ..., f19)"
+    mixed = parse(" + ".join(f"SE({c}) * LIN({c + 1})" for c in range(10)))
+    label = structure_label(mixed)
+    assert label.endswith("... (20 base kernels)") and len(label) < 120
+    # up to LABELLED_BASE_KERNELS, the structure itself
+    small = parse(" * ".join(f"SE({c})" for c in range(LABELLED_BASE_KERNELS)))
+    assert structure_label(small, names) == small.to_string(names)
+
+
 def test_search_progress_routes_an_estimators_progress(capsys):
     X = np.linspace(0, 4, 30)[:, None]
     y = np.sin(3 * X[:, 0]) + 0.1 * np.random.default_rng(0).normal(size=30)
