@@ -392,6 +392,8 @@ class CompositionalGPClassifier(StructureSearchMixin, ClassifierMixin, BaseEstim
             X, X_warped, labels, likelihood, discrete_mask, seed, n_jobs=self.n_jobs))
         summary = classification_summary(X_model, discrete_mask=discrete_mask)
         models, outcomes, interrupted_in = [], [], None
+        # (a multiclass fit says once which of its one-vs-rest searches the time budget cut short)
+        budget_reached = []
         for i, (k, y_binary) in enumerate(zip(positives, labels)):
             progress = self._progress()
             if progress is not None and len(positives) > 1:
@@ -402,7 +404,16 @@ class CompositionalGPClassifier(StructureSearchMixin, ClassifierMixin, BaseEstim
                 searching=not grammar.single_structure, objective=self.objective,
             )
             if interrupted_in is None:
-                outcome = self._run_pipeline(fitter, grammar, criterion, seed + k, searches_left=len(positives) - i)
+                with warnings.catch_warnings(record=len(positives) > 1) as caught:
+                    if caught is not None:
+                        warnings.simplefilter("always")
+                    outcome = self._run_pipeline(fitter, grammar, criterion, seed + k,
+                                                 searches_left=len(positives) - i)
+                for warning in caught or ():
+                    if issubclass(warning.category, ConvergenceWarning) and "time budget" in str(warning.message):
+                        budget_reached.append(self.classes_[k])
+                    else:
+                        warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
                 if "interrupted" in outcome.search.stop_reason:
                     interrupted_in = self.classes_[k]
             else:
@@ -414,6 +425,11 @@ class CompositionalGPClassifier(StructureSearchMixin, ClassifierMixin, BaseEstim
                                               f"'{interrupted_in}' vs rest; the first base kernel only")
             models.append(fitter.final_model(outcome))
             outcomes.append(outcome)
+        if budget_reached:
+            names = ", ".join(f"'{c}'" for c in dict.fromkeys(budget_reached))
+            warnings.warn(f"The time budget cut short the one-vs-rest searches of {names} (of {len(positives)} "
+                          "classes): each model is the best found by then (see search_stop_reason_); raise "
+                          "time_budget to search further.", ConvergenceWarning, stacklevel=2)
         unsearched = [self.classes_[k] for k, o in zip(positives, outcomes) if o.search.stop_reason.startswith("not")]
         if unsearched:
             warnings.warn(f"The fit was interrupted in class '{interrupted_in}' vs rest: the classes after it "

@@ -272,6 +272,21 @@ def test_the_time_budget_bounds_the_whole_multiclass_fit(monkeypatch):
     assert clf.predict_proba(X).shape == (90, 3)
 
 
+def test_a_multiclass_fit_says_once_which_searches_the_time_budget_cut_short():
+    rng = np.random.default_rng(1)
+    X = rng.uniform(-2, 2, size=(90, 2))
+    y = np.digitize(X[:, 0] + 0.2 * rng.normal(size=90), [-0.7, 0.7])
+    clf = CompositionalGPClassifier(max_depth=3, n_restarts=0, random_state=0, time_budget=1e-6)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        clf.fit(X, y)
+    budget = [w for w in caught if issubclass(w.category, ConvergenceWarning)]
+    assert len(budget) == 1, [str(w.message) for w in budget]
+    assert "one-vs-rest searches of '0', '1', '2' (of 3 classes)" in str(budget[0].message)
+    assert budget[0].filename == __file__
+    assert clf.predict_proba(X).shape == (90, 3)
+
+
 @pytest.mark.slow  # over 5 s on 2 cores
 def test_discretised_features_floor_the_lengthscale(monkeypatch):
     rng = np.random.default_rng(0)
