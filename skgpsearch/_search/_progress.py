@@ -111,17 +111,23 @@ def cost_text(n_evaluations: int, evaluated_rows: int) -> str:
 
 def structure_label(structure: Expr, names: Sequence[str] | None = None) -> str:
     """A structure for a progress line: its text (in column ``names``), or, beyond LABELLED_BASE_KERNELS base
-    kernels, its shape: "one ARD SE kernel over 64 columns (0, 1, ..., 63)" for a product of one kind
-    over distinct single columns ("an additive SE kernel ..." for such a sum), else its first base kernels and
-    how many there are in all."""
+    kernels (or columns of one), its shape: "one ARD SE kernel over 64 columns (0, 1, ..., 63)" for a product of
+    one kind over distinct single columns ("an additive SE kernel ..." for such a sum, "an isotropic SE kernel
+    ..." for one over many columns), else its first base kernels and how many there are in all."""
     text = structure.to_string(names)
     leaves = structure.leaves
+
+    def columns_text(columns):
+        shown = [str(names[c]) if names is not None else str(c) for c in (columns[0], columns[1], columns[-1])]
+        return f"{len(columns)} columns ({shown[0]}, {shown[1]}, ..., {shown[2]})"
+
+    if isinstance(structure, Base) and len(structure.columns) > LABELLED_BASE_KERNELS:
+        return f"an isotropic {structure.kind.name} kernel over {columns_text(structure.columns)}"
     if len(leaves) <= LABELLED_BASE_KERNELS:
         return text
     columns = [leaf.columns[0] for leaf in leaves if isinstance(leaf, Base) and len(leaf.columns) == 1]
     kinds = {leaf.kind.name for leaf in leaves}
     if len(kinds) == 1 and len(set(columns)) == len(leaves) and isinstance(structure, (Product, Sum)):
-        shown = [str(names[c]) if names is not None else str(c) for c in (columns[0], columns[1], columns[-1])]
         shape = "one ARD" if isinstance(structure, Product) else "an additive"
-        return f"{shape} {kinds.pop()} kernel over {len(leaves)} columns ({shown[0]}, {shown[1]}, ..., {shown[2]})"
+        return f"{shape} {kinds.pop()} kernel over {columns_text(columns)}"
     return f"{text[:80]}... ({len(leaves)} base kernels)"

@@ -19,6 +19,7 @@ from scipy.stats import t as student_t
 
 from .._search._classification import BinaryClassificationModelFitter
 from .._search._diagnostics import advice_for, grouped_findings
+from .._search._progress import structure_label
 from .._search._pipeline import (COMPOSITE_MARGIN_SE, CROSS_VALIDATION_FOLDS, FORECAST_FRACTION,
                                  LATE_CHANGE_WIDENING_CAP, LOO_OPTIMISM_PER_HYPERPARAMETER,
                                  TREND_VARIANT_MESSAGE)
@@ -172,7 +173,7 @@ def finalist_label(table, i, names=None):
     origin = (" (baseline)" if table["baseline"][i]
               else " (trend variant, fitted after the search)" if _is_trend_variant(table, i)
               else " (held back: not clearly better than the best baseline)" if _is_held_back(table, i) else "")
-    return parse(table["structure"][i]).to_string(names) + origin
+    return structure_label(parse(table["structure"][i]), names) + origin
 
 
 def _is_trend_variant(table, i):

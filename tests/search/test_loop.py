@@ -187,6 +187,8 @@ def test_progress_lines_name_a_wide_kernel_by_its_shape():
     mixed = parse(" + ".join(f"SE({c}) * LIN({c + 1})" for c in range(10)))
     label = structure_label(mixed)
     assert label.endswith("... (20 base kernels)") and len(label) < 120
+    assert structure_label(parse(f"SE({', '.join(map(str, range(20)))})"), names) == \
+        "an isotropic SE kernel over 20 columns (f0, f1, ..., f19)"
     # up to LABELLED_BASE_KERNELS, the structure itself
     small = parse(" * ".join(f"SE({c})" for c in range(LABELLED_BASE_KERNELS)))
     assert structure_label(small, names) == small.to_string(names)
