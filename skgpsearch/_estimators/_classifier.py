@@ -382,7 +382,7 @@ class CompositionalGPClassifier(StructureSearchMixin, ClassifierMixin, BaseEstim
         if n_restarts == "auto":
             # a likelihood with parameters of its own (the robust mixture's outlier rate) is explored by random starts
             n_restarts = AUTO_RESTARTS_WITH_LIKELIHOOD_PARAMETERS if likelihood.n_params else 0
-        grammar = self._grammar(X.shape[1])
+        grammar = self._grammar(X.shape[1], X=X)
         seed = self._base_seed()
         positives = [1] if self.classes_.size == 2 else list(range(self.classes_.size))
         # discretised columns are recognised in the user's units (a warped integer column has uneven gaps)

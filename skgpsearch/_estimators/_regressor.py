@@ -525,18 +525,21 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
                 "interpolate, so each distinct row is fitted once (X_train_ holds them). Remove the repeats before "
                 "fit to silence this warning.", RepeatedRowsWarning, stacklevel=2)
         self._check_n_jobs()
+        constant_target = _warn_about_the_targets(y)
         criterion = self._criterion()
         seed = self._base_seed()
         X_model = self._fit_input_warping(X, evidence_gain=lambda X_warped: regression_warping_evidence_gain(
             X, X_warped, y, seed, n_jobs=self.n_jobs))
         fitter = self._model_fitter(X_model, y, criterion,
                                     make_estimator=CandidateEstimator(self._unfitted_copy(), X_model, y))
-        grammar = self._grammar(X.shape[1], change_operators=self._change_operators(fitter))
+        grammar = self._grammar(X.shape[1], change_operators=self._change_operators(fitter), X=X_model)
         outcome = self._run_pipeline(fitter, grammar, criterion, seed)
         self._adopt(fitter.models(outcome), X, y, outcome.weights, X_model, outcome.forecast_variance_scale)
         self.diagnostics_ = list(outcome.best.diagnostics)
-        warn_about_degenerate_optimum(self.diagnostics_)
-        if self._model.engine == "exact":
+        if not constant_target:
+            # (a constant target's model is degenerate by nature: its warning said so already)
+            warn_about_degenerate_optimum(self.diagnostics_)
+        if self._model.engine == "exact" and not constant_target:
             # (leave-one-out residuals need the exact posterior)
             warn_about_outliers(self._model.loo_residuals(), target_spread=float(np.std(self._model.y_fit)))
         self.best_score_ = outcome.best.criterion
@@ -754,3 +757,21 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
         tags.target_tags.single_output = True
         tags.target_tags.multi_output = False
         return tags
+
+
+def _warn_about_the_targets(y: np.ndarray) -> bool:
+    """Warn about targets a Gaussian regression cannot model as users expect; whether ``y`` is constant.
+
+    A constant target leaves nothing to find, and its fits are degenerate by nature (noise at its lower
+    bound): one warning says so instead of the diagnostics'. Two values are most often class labels, which a
+    Gaussian regression can interpolate: on 40 random 0/1 labels the default search chose PER * PER with the
+    noise at its lower bound, held-out R² -0.26."""
+    if np.ptp(y) == 0:
+        warnings.warn(f"y is constant (every target is {y[0]:.6g}): the model predicts that value, and there is "
+                      "no structure to find.", UserWarning, stacklevel=3)
+        return True
+    if np.unique(y).size == 2:
+        warnings.warn("y takes only two values: if they are class labels, use CompositionalGPClassifier; a "
+                      "Gaussian regression of two levels can fit the labels of nearby rows exactly and predict "
+                      "new ones overconfidently.", UserWarning, stacklevel=3)
+    return False

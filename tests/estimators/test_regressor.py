@@ -1261,3 +1261,38 @@ def test_distinct_rows_keeps_data_of_fewer_than_two_distinct_rows():
     X, y = np.ones((5, 2)), np.full(5, 2.0)
     X_kept, y_kept, n_repeated = distinct_rows(X, y)
     assert n_repeated == 0 and X_kept.shape == (5, 2) and y_kept.shape == (5,)
+
+
+def test_a_column_constant_in_training_gets_no_kernel_and_cannot_move_predictions():
+    from skgpsearch import CompositionalGPClassifier
+
+    rng = np.random.default_rng(1)
+    x0, x2 = rng.uniform(0, 10, 60), rng.uniform(0, 10, 60)
+    X = np.c_[x0, np.full(60, 7.0), x2]
+    y = np.sin(x0) + 0.1 * x2 + 0.1 * rng.normal(size=60)
+    X_new = np.c_[rng.uniform(0, 10, (5, 1)), np.full(5, 7.0), rng.uniform(0, 10, (5, 1))]
+    moved = X_new.copy()
+    moved[:, 1] = 100.0
+    for model, target in ((CompositionalGPRegressor(max_depth=2, random_state=0), y),
+                          (CompositionalGPClassifier(max_depth=1, random_state=0), y > 0.5)):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            model.fit(X, target)
+        predict = model.predict if target is y else model.predict_proba
+        np.testing.assert_array_equal(predict(moved), predict(X_new))
+        structures = [str(s) for s in getattr(model, "averaged_structures_", [model.structure_])]
+        assert not any("(1" in s or ", 1" in s for s in structures), structures
+
+
+def test_constant_and_two_valued_targets_are_warned_about_plainly():
+    X = np.linspace(0.0, 1.0, 20)[:, None]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model = CompositionalGPRegressor(max_depth=1, random_state=0).fit(X, np.full(20, 3.0))
+    # one warning that says what is the matter, at the caller's fit, and not the degenerate optimum it implies
+    assert [str(w.message).split(":")[0] for w in caught] == ["y is constant (every target is 3)"]
+    assert caught[0].filename == __file__
+    np.testing.assert_allclose(model.predict(np.array([[0.5], [7.0]])), 3.0)
+    with pytest.warns(UserWarning, match="y takes only two values: if they are class labels, use "
+                                         "CompositionalGPClassifier"):
+        CompositionalGPRegressor(max_depth=1, random_state=0).fit(X, (np.arange(20) % 2).astype(float))

@@ -9,6 +9,7 @@ import pytest
 from skgpsearch import CompositionalGPClassifier, CompositionalGPRegressor, DegenerateOptimumWarning, OutlierWarning
 from skgpsearch._search._diagnostics import (
     CONSTANT_CORRELATION,
+    CONSTANT_SPREAD,
     WHITE_NOISE_CORRELATION,
     diagnose,
     grouped_findings,
@@ -86,6 +87,30 @@ def test_constant_threshold_matches_the_farthest_pair_correlation():
     critical = 1.0 / math.sqrt(-2 * math.log(CONSTANT_CORRELATION))
     assert any("is constant on the data" in f for f in diagnose(_se_with_lengthscale(X, 1.03 * critical), X))
     assert diagnose(_se_with_lengthscale(X, 0.97 * critical), X) == ()
+
+
+def test_a_nearly_constant_factor_of_a_large_term_is_not_called_constant():
+    # SE(0) * PER(0): a long SE times PER's constant part is a trend, as large as the term's variance allows
+    X = _grid(200)
+    kernel = _fresh_kernel("SE(0) * PER(0)", X)
+    critical = 1.0 / math.sqrt(-2 * math.log(CONSTANT_CORRELATION))
+    kernel.set_params(k1__kernel__lengthscale=1.5 * critical, k2__kernel__variance=1.0)  # all pairs above 0.99
+    least = math.exp(-0.5 / (1.5 * critical) ** 2)
+    for value, constant in ((0.5 * CONSTANT_SPREAD / (1 - least), True), (2 * CONSTANT_SPREAD / (1 - least), False)):
+        kernel.set_params(k1__kernel__variance=value)
+        findings = diagnose(kernel, X)
+        assert any("SE(0) is constant on the data" in f for f in findings) == constant, (value, findings)
+
+
+def test_a_short_lengthscale_on_the_levels_of_a_discrete_column_is_not_fitting_noise():
+    rng = np.random.default_rng(0)
+    levels = rng.integers(0, 3, 60).astype(float)[:, None]
+    distinct = rng.uniform(0.0, 2.0, 60)[:, None]
+    for X, reported in ((levels, False), (distinct, True)):
+        kernel = _fresh_kernel("SE(0)", X)
+        lower = next(h.bounds[0, 0] for h in kernel.hyperparameters if h.name.endswith("lengthscale"))
+        kernel.set_params(kernel__lengthscale=lower)
+        assert any("lengthscale at its lower bound" in f for f in diagnose(kernel, X)) == reported
 
 
 def test_a_long_periodic_lengthscale_is_not_called_constant():
@@ -327,6 +352,10 @@ def test_outliers_must_be_far_out_in_robust_units_and_large_against_the_targets(
         warn_about_outliers(residuals, target_spread=1.0)
     with pytest.warns(OutlierWarning, match="row 0"):
         warn_about_outliers(residuals)  # without the targets' spread, robust units alone
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", OutlierWarning)
+        # too few residuals for a robust spread: the first nine of them, the same far one among them
+        warn_about_outliers(residuals[:9])
     residuals[0] = 0.5
     with pytest.warns(OutlierWarning, match="1 training point"):
         warn_about_outliers(residuals, target_spread=1.0)
