@@ -298,8 +298,11 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
         The fitted kernel, including the noise term (a ``WhiteKernel``), on
         the normalised target scale when ``normalize_y=True``.
     noise_variance_ : float
-        Fitted noise variance on the original target scale (Student-t noise:
-        σ² ν / (ν − 2), infinite for ν ≤ 2).
+        Fitted noise variance of the likelihood on the original target scale
+        (Student-t noise: σ² ν / (ν − 2), infinite for ν ≤ 2). A structure's
+        own white-noise terms (``WN``, ``LIN * WN``: noise whose level may vary)
+        are noise too: ``predict(include_noise=False)`` leaves them out of f's
+        spread, and ``describe()`` counts them in the noise.
     noise_scale_ : float
         Student-t noise only: the fitted scale σ on the original target scale.
     degrees_of_freedom_ : float
@@ -649,7 +652,8 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
         include_noise : bool, default=True
             Whether the std or covariance include the noise variance (Gaussian
             noise: ``noise_variance_``; Student-t noise: σ² ν / (ν − 2), infinite
-            for ν ≤ 2, where the noise has no variance).
+            for ν ≤ 2, where the noise has no variance) and the structure's
+            white-noise terms (``WN``, ``LIN * WN``).
 
         Returns
         -------

@@ -26,7 +26,7 @@ from ..kernels import ActiveColumns, DataSummary, from_kernel, to_kernel
 from ._records import user_stacklevel
 
 __all__ = ["DegenerateOptimumWarning", "OutlierWarning", "RepeatedRowsWarning", "advice_for", "diagnose", "grouped_findings", "warn_about_degenerate_optimum",
-           "warn_about_outliers", "white_noise_term"]
+           "warn_about_outliers", "white_noise_term", "white_noise_variance"]
 
 #: A parameter within this fraction of its (log-)range from a bound sits at that bound. L-BFGS-B
 #: stops exactly on a bound it runs into; an interior optimum this close to one is as suspect.
@@ -389,6 +389,15 @@ def _squared_distance_matrix(Z):
     D2 += squared_norms[:, np.newaxis]
     D2 += squared_norms[np.newaxis, :]
     return D2
+
+
+def white_noise_variance(kernel: Kernel, X: np.ndarray) -> np.ndarray | None:
+    """The variance at each row of ``X`` of the kernel's terms (multiplied out) with a white-noise factor: noise
+    by design (``WN``, ``LIN * WN``); None without such a term."""
+    n_features = X.shape[1]
+    terms = [term for term in _distributed_terms(kernel)
+             if any(_as_base(leaf, n_features).kind.white_noise for leaf in _base_kernels(term))]
+    return sum(term.diag(X) for term in terms) if terms else None
 
 
 def _term_variance(leaf, terms, X):

@@ -35,6 +35,7 @@ from .._engine._linalg import NumericalError
 from .._engine._sparse import SparseObjective, SparsePosterior
 from ..grammar import Expr
 from ..kernels import DataSummary
+from ._diagnostics import white_noise_variance
 from ._records import single_threaded_blas
 
 __all__ = [
@@ -164,10 +165,23 @@ class RegressionModel:
     def predict(self, X: np.ndarray, return_std: bool = False, return_cov: bool = False, include_noise: bool = False):
         """Posterior mean of f at ``X`` in original units, and its std or covariance (or None): of f, or with
         ``include_noise`` of a new observation y = f + noise."""
-        mean, spread = self.posterior.predict(X, return_std=return_std, return_cov=return_cov)
-        if include_noise:
-            spread = _with_noise(spread, self.observation_noise, return_std, return_cov)
+        mean, spread = self.fitting_scale_moments(X, return_std, return_cov, include_noise)
         return _to_original_units(mean, spread, self.y_mean, self.y_std, return_std, return_cov)
+
+    def fitting_scale_moments(self, X: np.ndarray, return_std: bool = False, return_cov: bool = False,
+                              include_noise: bool = False):
+        """Mean and std or covariance (or None) at ``X`` on the fitting scale: of f, or with ``include_noise`` of a
+        new observation. The kernel's terms with a white-noise factor (``WN``, ``LIN * WN``) are noise by design:
+        a new observation has them, f has not (a structure ``WN`` on pure noise had given f the noise's spread)."""
+        mean, spread = self.posterior.predict(X, return_std=return_std, return_cov=return_cov)
+        if spread is None:
+            return mean, None
+        if include_noise:
+            return mean, _with_noise(spread, self.observation_noise, return_std, return_cov)
+        by_design = white_noise_variance(self.kernel, X)
+        if by_design is not None:
+            spread = _without_white_noise(spread, by_design, return_std, return_cov)
+        return mean, spread
 
     def shift(self, n_samples: int) -> float:
         """What turns the log evidence of ``n_samples`` normalised targets into that of the original ones."""
@@ -270,6 +284,17 @@ def _with_noise(spread, noise, return_std, return_cov):
     return spread
 
 
+def _without_white_noise(spread, variance, return_std, return_cov):
+    """A std or covariance (fitting scale) without the white-noise terms' ``variance`` at each point (their
+    covariance between distinct points is zero)."""
+    if return_std:
+        return np.sqrt(np.clip(spread**2 - variance, 0.0, None))
+    spread = np.array(spread, dtype=float)
+    diagonal = np.diag_indices_from(spread)
+    spread[diagonal] = np.clip(spread[diagonal] - variance, 0.0, None)
+    return spread
+
+
 def _to_original_units(mean, spread, y_mean, y_std, return_std, return_cov):
     mean = mean * y_std + y_mean
     if return_std:
@@ -291,9 +316,7 @@ def regression_mixture_moments(models: Sequence[RegressionModel], weights: np.nd
         return models[0].predict(X, return_std=return_std, return_cov=return_cov, include_noise=include_noise)
     means, spreads = [], []
     for model in models:
-        mean, spread = model.posterior.predict(X, return_std=return_std, return_cov=return_cov)
-        if include_noise:
-            spread = _with_noise(spread, model.observation_noise, return_std, return_cov)
+        mean, spread = model.fitting_scale_moments(X, return_std, return_cov, include_noise)
         means.append(mean)
         spreads.append(spread)
     means = np.asarray(means)

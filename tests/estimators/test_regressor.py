@@ -416,7 +416,7 @@ def test_default_on_one_column_finds_noise_that_grows_along_the_input():
 def test_noise_that_varies_along_the_input_keeps_a_constant_floor(monkeypatch):
     # y = 2x + noise with standard deviation 0.3 |x - 4|: the LIN * WN term vanishes at its offset near 4
     import skgpsearch._search._exact_fitter as exact_fitter_module
-    from skgpsearch.grammar import FixedStructureGrammar
+    from skgpsearch.grammar import FixedStructureGrammar, parse
 
     rng = np.random.default_rng(1)
     x = np.sort(rng.uniform(1.0, 10.0, 150))[:, np.newaxis]
@@ -1296,3 +1296,21 @@ def test_constant_and_two_valued_targets_are_warned_about_plainly():
     with pytest.warns(UserWarning, match="y takes only two values: if they are class labels, use "
                                          "CompositionalGPClassifier"):
         CompositionalGPRegressor(max_depth=1, random_state=0).fit(X, (np.arange(20) % 2).astype(float))
+
+
+def test_white_noise_terms_are_noise_not_uncertainty_about_f():
+    from skgpsearch.grammar import FixedStructureGrammar, parse
+
+    rng = np.random.default_rng(3)
+    X = np.sort(rng.uniform(0.0, 10.0, 80))[:, None]
+    y = 0.3 * X[:, 0] + (0.1 + 0.1 * X[:, 0]) * rng.normal(size=80)  # noise that grows along the input
+    model = CompositionalGPRegressor(grammar=FixedStructureGrammar(parse("LIN(0) + LIN(0) * WN")), random_state=0).fit(X, y)
+    X_new = np.array([[2.0], [5.0], [9.0]])
+    _, with_noise = model.predict(X_new, return_std=True)
+    _, latent = model.predict(X_new, return_std=True, include_noise=False)
+    _, latent_cov = model.predict(X_new, return_cov=True, include_noise=False)
+    # f is the line: its spread is the slope's and intercept's, far below the noise that grows to 1 at x = 9
+    linear = CompositionalGPRegressor(grammar=FixedStructureGrammar(parse("LIN(0)")), random_state=0).fit(X, y)
+    assert np.all(latent < 0.5 * with_noise) and with_noise[2] > with_noise[0]
+    np.testing.assert_allclose(np.sqrt(np.diag(latent_cov)), latent, rtol=1e-6)
+    assert np.all(latent < 3 * linear.predict(X_new, return_std=True, include_noise=False)[1])
