@@ -192,16 +192,17 @@ class StructureSearchMixin:
                  X: np.ndarray | None = None) -> Grammar:
         """The grammar: the instance given, or the named one over ``base_kernels``.
 
-        A named grammar puts no base kernel on a column of ``X`` (the inputs the search fits) that is constant
-        while others vary: it carries nothing to learn from, and a kernel on it would make predictions depend
-        on values it never saw (on one such column, a classifier's isotropic baseline turned a probability of
-        0.02 into 0.95 at a new value).
         ``base_kernels="auto"`` takes the task's defaults for ``n_features``
         columns (:func:`skgpsearch.grammar.default_base_kernels`). A Grammar
         instance brings its own base kernels and change operators; options set
         to other than the estimator's defaults are ignored next to one, with a
         warning. ``change_operators`` (the regressor's, resolved): passed to a
         named grammar, which must take them; None or empty: none.
+
+        A named grammar puts no base kernel on a column of ``X`` (the inputs the search fits) that is constant
+        while others vary: it carries nothing to learn from, and a kernel on it would make predictions depend
+        on values it never saw (on one such column, a classifier's isotropic baseline turned a probability of
+        0.02 into 0.95 at a new value).
         """
         auto = isinstance(self.base_kernels, str) and self.base_kernels == "auto"
         names = default_base_kernels(self._task, n_features) if auto else base_kernel_names(self.base_kernels)
@@ -228,9 +229,9 @@ class StructureSearchMixin:
                 options["kernels_per_column"] = {c: () for c in constant}
                 progress = self._progress()
                 if progress is not None:
-                    names = getattr(self, "feature_names_in_", None)
+                    columns = getattr(self, "feature_names_in_", None)
                     progress("no base kernel on the columns constant in the training data: "
-                             + ", ".join(str(names[c]) if names is not None else f"x{c}" for c in constant))
+                             + ", ".join(str(columns[c]) if columns is not None else f"x{c}" for c in constant))
         if not change_operators:
             return get_grammar(self.grammar, **options)
         if not get_grammar(self.grammar).takes_change_operators:

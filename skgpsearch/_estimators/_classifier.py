@@ -72,8 +72,8 @@ class CompositionalGPClassifier(StructureSearchMixin, ClassifierMixin, BaseEstim
     Parameters
     ----------
     base_kernels : sequence of str or sklearn kernels, default=("SE",)
-        Base kernels of the grammar, each tried on every input column (see
-        :class:`CompositionalGPRegressor`). Ignored when ``grammar`` is a
+        Base kernels of the grammar, each tried on every input column but those
+        constant in the training data (see :class:`CompositionalGPRegressor`). Ignored when ``grammar`` is a
         :class:`~skgpsearch.grammar.Grammar` instance.
     grammar : {"sum_of_products", "compositional"} or Grammar, default="sum_of_products"
         The sum-of-products grammar of Mrkšić 2014 (add a base kernel as a new
@@ -392,8 +392,9 @@ class CompositionalGPClassifier(StructureSearchMixin, ClassifierMixin, BaseEstim
             X, X_warped, labels, likelihood, discrete_mask, seed, n_jobs=self.n_jobs))
         summary = classification_summary(X_model, discrete_mask=discrete_mask)
         models, outcomes, interrupted_in = [], [], None
-        # (a multiclass fit says once which of its one-vs-rest searches the time budget cut short)
-        budget_reached = []
+        # (a multiclass fit says once which of its one-vs-rest searches the time budget cut short, and each
+        # other warning of its searches once)
+        budget_reached, other_warnings = [], {}
         for i, (k, y_binary) in enumerate(zip(positives, labels)):
             progress = self._progress()
             if progress is not None and len(positives) > 1:
@@ -413,7 +414,7 @@ class CompositionalGPClassifier(StructureSearchMixin, ClassifierMixin, BaseEstim
                     if issubclass(warning.category, ConvergenceWarning) and "time budget" in str(warning.message):
                         budget_reached.append(self.classes_[k])
                     else:
-                        warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
+                        other_warnings.setdefault((warning.category, str(warning.message)), warning)
                 if "interrupted" in outcome.search.stop_reason:
                     interrupted_in = self.classes_[k]
             else:
@@ -425,6 +426,8 @@ class CompositionalGPClassifier(StructureSearchMixin, ClassifierMixin, BaseEstim
                                               f"'{interrupted_in}' vs rest; the first base kernel only")
             models.append(fitter.final_model(outcome))
             outcomes.append(outcome)
+        for warning in other_warnings.values():
+            warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
         if budget_reached:
             names = ", ".join(f"'{c}'" for c in dict.fromkeys(budget_reached))
             warnings.warn(f"The time budget cut short the one-vs-rest searches of {names} (of {len(positives)} "

@@ -66,7 +66,9 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
         scikit-learn kernels with a catalogue counterpart (``RBF``,
         ``Matern`` with nu in {0.5, 1.5, 2.5}, ``RationalQuadratic``,
         ``ExpSineSquared``, ``ConstantKernel``, ``WhiteKernel``). Each is
-        tried on every input column. ``"auto"``: ``("SE", "RQ", "PER",
+        tried on every input column but those constant in the training data
+        (a kernel on one would make predictions depend on values it never
+        saw). ``"auto"``: ``("SE", "RQ", "PER",
         "LIN", "WN")`` for one input column (a time series or a 1-D function;
         WN in products such as ``LIN * WN`` is noise whose level changes along
         the input; on a column that is no time index, a covariate, the

@@ -247,8 +247,8 @@ def diagnose(kernel: Kernel, X: np.ndarray, noise: tuple[float, tuple[float, flo
         data (but such a factor of a product over other columns too).
     """
     findings = []
-    irrelevant = _irrelevant_column_factors(kernel, X.shape[1])
     n_features = X.shape[1]
+    irrelevant = _irrelevant_column_factors(kernel, n_features)
     if noise is not None:
         value, (low, high) = noise
         side = _bound_side(np.log(value), np.log(low), np.log(high))
@@ -392,12 +392,19 @@ def _squared_distance_matrix(Z):
 
 
 def white_noise_variance(kernel: Kernel, X: np.ndarray) -> np.ndarray | None:
-    """The variance at each row of ``X`` of the kernel's terms (multiplied out) with a white-noise factor: noise
-    by design (``WN``, ``LIN * WN``); None without such a term."""
+    """The variance at each row of ``X`` of the kernel's terms (multiplied out) that are products of base
+    kernels with a white-noise factor: noise by design (``WN``, ``LIN * WN``); None without such a term. (A
+    change operator's term mixes its sides' terms through its switch: it is left out, white noise or not.)"""
     n_features = X.shape[1]
-    terms = [term for term in _distributed_terms(kernel)
-             if any(_as_base(leaf, n_features).kind.white_noise for leaf in _base_kernels(term))]
+    terms = [term for term in _distributed_terms(kernel) if _product_of_base_kernels(term)
+             and any(_as_base(leaf, n_features).kind.white_noise for leaf in _base_kernels(term))]
     return sum(term.diag(X) for term in terms) if terms else None
+
+
+def _product_of_base_kernels(kernel):
+    if isinstance(kernel, KernelProduct):
+        return _product_of_base_kernels(kernel.k1) and _product_of_base_kernels(kernel.k2)
+    return isinstance(kernel, ActiveColumns) or not (hasattr(kernel, "k1") and hasattr(kernel, "k2"))
 
 
 def _term_variance(leaf, terms, X):

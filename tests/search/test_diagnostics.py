@@ -366,3 +366,17 @@ def test_a_noise_free_function_is_not_said_to_have_outliers():
     with warnings.catch_warnings():
         warnings.simplefilter("error", OutlierWarning)
         CompositionalGPRegressor(max_depth=1, n_jobs=1, random_state=0).fit(x, np.sin(x[:, 0]))
+
+
+def test_the_white_noise_by_design_is_that_of_the_products_with_a_white_noise_factor():
+    from skgpsearch._search._diagnostics import white_noise_variance
+
+    X = np.linspace(0.0, 10.0, 30)[:, None]
+    summary = DataSummary.from_data(X, np.sin(X[:, 0]))
+    kernel = to_kernel(parse("SE(0) + LIN(0) * WN"), summary=summary)
+    noise_term = to_kernel(parse("LIN(0) * WN"), summary=summary)
+    noise_term.theta = kernel.theta[-noise_term.theta.size:]  # (the terms' hyperparameters, in order)
+    np.testing.assert_allclose(white_noise_variance(kernel, X), noise_term.diag(X))
+    assert white_noise_variance(to_kernel(parse("SE(0) + LIN(0)"), summary=summary), X) is None
+    # a change operator's sides meet in its switch: its white noise is not a term of its own
+    assert white_noise_variance(to_kernel(parse("CP(0, C, SE(0) + LIN(0) * WN)"), summary=summary), X) is None
