@@ -73,8 +73,9 @@ class CompositionalGPClassifier(StructureSearchMixin, ClassifierMixin, BaseEstim
     ----------
     base_kernels : sequence of str or sklearn kernels, default=("SE",)
         Base kernels of the grammar, each tried on every input column but those
-        constant in the training data (see :class:`CompositionalGPRegressor`). Ignored when ``grammar`` is a
-        :class:`~skgpsearch.grammar.Grammar` instance.
+        constant in the training data (see :class:`CompositionalGPRegressor`).
+        Ignored when ``grammar`` is a :class:`~skgpsearch.grammar.Grammar`
+        instance.
     grammar : {"sum_of_products", "compositional"} or Grammar, default="sum_of_products"
         The sum-of-products grammar of Mrkšić 2014 (add a base kernel as a new
         term, or multiply one term by a base kernel) or the full
