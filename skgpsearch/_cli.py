@@ -11,6 +11,7 @@ import contextlib
 import csv
 import math
 import os
+import re
 import sys
 import time
 import warnings
@@ -194,9 +195,8 @@ def _discover(args):
     header, columns = _read_csv(args.data)
     if args.target not in header:
         hint = ""
-        if len(header) == 1 and any(mark in header[0] for mark in ";\t|"):
-            hint = " (one column: are its values separated by commas? discover reads comma-separated files)"
-        elif all(is_number(name) for name in header):
+        hint = _separator_hint(header)
+        if not hint and all(is_number(name) for name in header):
             hint = " (numbers: the file's first line should name the columns)"
         raise UsageError(
             f"{args.data} has no column {args.target!r}; its columns are: {', '.join(header)}{hint}."
@@ -208,6 +208,9 @@ def _discover(args):
     values = {name: _numeric(columns[name]) for name in features}
     values.update({name: _dates(columns[name]) for name, column in values.items() if column is None})
     text_features = [name for name in features if values[name] is None]
+    formatted = [name for name in text_features if _formatted_numbers(columns[name])]
+    if formatted:
+        raise UsageError(f"feature column(s) {', '.join(map(repr, formatted))} hold {_FORMATTED_ADVICE}.")
     if text_features:
         raise UsageError(
             f"non-numeric feature column(s) {', '.join(map(repr, text_features))}: encode categories as "
@@ -220,8 +223,9 @@ def _discover(args):
             f"feature column(s) {', '.join(map(repr, bad))} have missing or infinite values: "
             "fill or drop those rows first."
         )
-    if any(value.strip() == "" for value in target):
-        raise UsageError(f"the target column {args.target!r} has missing values: drop those rows first.")
+    if any(value.strip().lower() in _MISSING for value in target):
+        raise UsageError(f"the target column {args.target!r} has missing values (empty, NA, ...): drop those rows "
+                         "first.")
     task, y, reason = _task(target, args.task)
     if len(y) < MIN_ROWS:
         raise UsageError(f"{args.data} has {len(y)} data rows; the search needs at least {MIN_ROWS}.")
@@ -319,13 +323,41 @@ def _read_csv(path):
     if not rows:
         raise UsageError(f"{str(path)!r} is empty.")
     header = [name.strip() for name in rows[0]]
+    body = rows[1:]
+    # a comma at the end of every line (as some spreadsheets export): an unnamed column without values
+    while len(header) > 1 and header[-1] == "" and all(len(row) == len(header) and not row[-1].strip()
+                                                       for row in body):
+        header, body = header[:-1], [row[:-1] for row in body]
     if len(set(header)) != len(header):
         raise UsageError(f"{str(path)!r} has repeated column names in its header.")
-    body = rows[1:]
     for number, row in enumerate(body, start=2):
         if len(row) != len(header):
-            raise UsageError(f"line {number} of {str(path)!r} has {len(row)} fields, the header has {len(header)}.")
+            hint = _separator_hint(header)
+            raise UsageError(f"line {number} of {str(path)!r} has {len(row)} fields, the header has "
+                             f"{len(header)}{hint}.")
     return header, {name: [row[j] for row in body] for j, name in enumerate(header)}
+
+
+def _separator_hint(header):
+    """A hint when a header read as one column holds another separator."""
+    if len(header) == 1 and any(mark in header[0] for mark in ";\t|"):
+        return " (one column: are its values separated by commas? discover reads comma-separated files)"
+    return ""
+
+
+#: A number written with thousands separators ("5,012.6") or a decimal comma ("3,5").
+_FORMATTED_NUMBER = re.compile(r"^[+-]?(\d{1,3}(,\d{3})+(\.\d*)?|\d+,\d+)$")
+
+
+def _formatted_numbers(values):
+    """Whether a column's cells that are not plain numbers are all numbers written with commas."""
+    cells = [v.strip() for v in values if v.strip().lower() not in _MISSING]
+    odd = [cell for cell in cells if _numeric([cell]) is None]
+    return bool(odd) and all(_FORMATTED_NUMBER.match(cell) for cell in odd)
+
+
+_FORMATTED_ADVICE = ("numbers written with commas (thousands separators or decimal commas, as in '5,012.6' or "
+                     "'3,5'): write them as plain numbers (5012.6, 3.5)")
 
 
 _MISSING = {"", "na", "nan", "null", "none", "?"}
@@ -384,6 +416,11 @@ def _task(values, task):
     numbers = _numeric(values)
     if numbers is None and task != "classification":
         _refuse_mostly_numeric(values)
+        if _formatted_numbers(values):
+            raise UsageError(f"the target column holds {_FORMATTED_ADVICE}.")
+        if _dates(values) is not None:
+            raise UsageError("the target column holds dates: a date is an input here (a feature column, read as "
+                             "decimal years), not a target.")
     if task == "classification" or (task == "auto" and numbers is None):
         labels = np.array([v.strip() for v in values])
         if numbers is not None and np.all(numbers == np.round(numbers)):

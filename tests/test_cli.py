@@ -57,6 +57,38 @@ def test_a_file_without_a_header_or_with_other_separators_gets_a_hint(tmp_path, 
     assert "are its values separated by commas?" in line
 
 
+def test_awkward_csv_files_get_one_line_errors_or_are_read_as_meant(tmp_path, capsys):
+    x = np.arange(30)
+    y = np.sin(x / 3)
+
+    def write(name, text):
+        path = tmp_path / name
+        path.write_text(text)
+        return path
+
+    commas = write("thousands.csv", "x,y\n" + "".join(f'{a},"{1000 * b + 5000:,.1f}"\n' for a, b in zip(x, y)))
+    assert "the target column holds numbers written with commas" in \
+        one_line_error(*run(capsys, "discover", commas, "--target", "y")[::2])
+    feature = write("feature.csv", "x,y\n" + "".join(f'"{1000 + a:,}",{b:.3f}\n' for a, b in zip(x, y)))
+    assert "feature column(s) 'x' hold numbers written with commas" in \
+        one_line_error(*run(capsys, "discover", feature, "--target", "y")[::2])
+    euro = write("euro.csv", "x;y\n" + "".join(f"{a};{b:.3f}\n".replace(".", ",") for a, b in zip(x, y)))
+    assert "are its values separated by commas?" in \
+        one_line_error(*run(capsys, "discover", euro, "--target", "y")[::2])
+    labels = np.where(y > 0, "yes", "no").astype(object)
+    labels[3] = "NA"
+    missing = write("labels.csv", "x,label\n" + "".join(f"{a},{b}\n" for a, b in zip(x, labels)))
+    assert "the target column 'label' has missing values" in \
+        one_line_error(*run(capsys, "discover", missing, "--target", "label")[::2])
+    dates = write("dates.csv", "y,date\n" + "".join(f"{b:.3f},{2000 + a}-01-01\n" for a, b in zip(x, y)))
+    assert "the target column holds dates" in one_line_error(*run(capsys, "discover", dates, "--target", "date")[::2])
+    # a comma at the end of every line: no unnamed empty column
+    trailing = write("trailing.csv", "x,y,\n" + "".join(f"{a},{b:.3f},\n" for a, b in zip(x, y)))
+    code, out, _ = run(capsys, "discover", trailing, "--target", "y", "--max-depth", "1", "--no-compare", "--quiet",
+                       "--base-kernels", "SE")
+    assert code == 0 and "30 rows, 1 feature; regression of 'y'" in out
+
+
 def test_discover_bounds_the_fit_with_a_time_budget(regression_csv, capsys):
     code, out, err = run(capsys, "discover", regression_csv, "--target", "y", "--time-budget", "1e-9",
                          "--no-compare", "--n-jobs", "1", "--quiet")
