@@ -248,7 +248,8 @@ def diagnose(kernel: Kernel, X: np.ndarray, noise: tuple[float, tuple[float, flo
     """
     findings = []
     n_features = X.shape[1]
-    irrelevant = _irrelevant_column_factors(kernel, n_features)
+    terms = _distributed_terms(kernel)
+    irrelevant = _irrelevant_column_factors(terms, n_features)
     if noise is not None:
         value, (low, high) = noise
         side = _bound_side(np.log(value), np.log(low), np.log(high))
@@ -259,7 +260,7 @@ def diagnose(kernel: Kernel, X: np.ndarray, noise: tuple[float, tuple[float, flo
     findings += _parameters_at_bounds(kernel, n_features, irrelevant, _on_repeated_values(kernel, X, n_features))
     rows = _spread_rows(X)
     factor_matrices = {}  # the factors' matrices on the rows, shared by the terms they multiply
-    for term in _distributed_terms(kernel):
+    for term in terms:
         leaves = [_as_base(leaf, n_features) for leaf in _base_kernels(term)]
         if any(leaf.kind.white_noise for leaf in leaves) or not any(leaf.columns for leaf in leaves):
             continue  # white noise by design, or a constant
@@ -268,7 +269,6 @@ def diagnose(kernel: Kernel, X: np.ndarray, noise: tuple[float, tuple[float, flo
             findings.append(f"{_text(term, n_features)} acts as white noise on the data (the median training "
                             f"point correlates with no other above {WHITE_NOISE_CORRELATION}): the model may be "
                             "interpolating noise")
-    terms = _distributed_terms(kernel)
     for leaf in _base_kernels(kernel):
         base = _as_base(leaf, n_features)
         kind = base.kind
@@ -485,9 +485,9 @@ def _spread_rows(X):
     return X[np.linspace(0, X.shape[0] - 1, DIAGNOSTIC_ROWS).round().astype(int)]
 
 
-def _irrelevant_column_factors(kernel, n_features):
-    """The base kernels (their text without values) that occur only as factors of products with a factor on
-    another column, as one ARD kernel's do.
+def _irrelevant_column_factors(terms, n_features):
+    """The base kernels (their text without values) that occur in the distributed ``terms`` only as factors of
+    products with a factor on another column, as one ARD kernel's do.
 
     Such a factor at its longest lengthscale, constant on the data, says that its column does not matter to
     the product: the product is then that of the other factors, a well-posed model, and what an ARD kernel
@@ -495,7 +495,7 @@ def _irrelevant_column_factors(kernel, n_features):
     with 6 informative columns every fit had been warned as degenerate for it.
     """
     in_products, elsewhere = set(), set()
-    for term in _distributed_terms(kernel):
+    for term in terms:
         leaves = [_as_base(leaf, n_features) for leaf in _base_kernels(term)]
         for i, leaf in enumerate(leaves):
             other_columns = {c for j, other in enumerate(leaves) if j != i for c in other.columns}

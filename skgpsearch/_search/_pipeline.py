@@ -633,8 +633,7 @@ class SearchPipeline:
         if self._deadline is None:
             return job
         function, arguments = job
-        return (with_deadline(function, self._deadline),
-                tuple(with_deadline(argument, self._deadline) for argument in arguments))
+        return self._bounded_fitter(function), tuple(self._bounded_fitter(argument) for argument in arguments)
 
     def _bounded_fitter(self, fitter):
         """``fitter`` stopping its optimisations at the deadline (itself without a time budget)."""
