@@ -10,6 +10,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy.sparse import issparse
 from sklearn.base import clone, is_classifier, is_regressor
+from sklearn.gaussian_process import GaussianProcessClassifier, GaussianProcessRegressor
 from sklearn.gaussian_process.kernels import Kernel, Sum, WhiteKernel
 from sklearn.metrics import get_scorer_names
 from sklearn.model_selection._search import BaseSearchCV
@@ -21,6 +22,7 @@ from sklearn.utils.validation import check_array, check_is_fitted, column_or_1d
 from ..datasets._dates import column_labels, date_columns
 from .._search import FAILED, NUMERICAL_FAILURES, CandidateRecord, StructureSearch
 from ..criteria import Criterion, criterion_names, get_criterion
+from ..criteria._adapters import SKLEARN_CLASSIFIER_CRITERIA, SKLEARN_REGRESSOR_CRITERIA
 from ..grammar import Grammar, default_base_kernels, default_grammar, get_grammar, parse
 from ..kernels import DataSummary, from_kernel, inherit_values, to_kernel
 from ._base import GRAMMAR_CONSTRAINTS, BaseKernels, base_kernel_names
@@ -256,6 +258,7 @@ class KernelSearchCV(BaseSearchCV):
             )
         if self.kernels is not None and len(self.kernels) == 0:
             raise ValueError("kernels is empty: give at least one candidate kernel, or None for a grammar search.")
+        self._check_criteria()
         if y is not None and self._scores_with_criteria():
             y = self._one_target_for_criteria(y)
         saved_cv = self.cv
@@ -279,6 +282,29 @@ class KernelSearchCV(BaseSearchCV):
                 # structure as the search recorded it
                 self.best_structure_ = self._searched_structure()
         return self
+
+    def _check_criteria(self):
+        """A ``ValueError`` for a criterion the GP step cannot be scored by, naming those it can: the views of
+        scikit-learn's GPs compute only some (see ``skgpsearch.criteria._adapters``); every candidate would
+        otherwise score NaN and the first be called best."""
+        step = self._gp_step()
+        regression = self._is_regression()
+        supported = SKLEARN_REGRESSOR_CRITERIA if regression else SKLEARN_CLASSIFIER_CRITERIA
+        sklearn_gp = isinstance(step, (GaussianProcessRegressor, GaussianProcessClassifier))
+        for entry in self._scoring_entries():
+            if not self._is_criterion(entry):
+                continue
+            criterion = get_criterion(entry) if isinstance(entry, str) else entry
+            task = "regression" if regression else "classification"
+            if not getattr(criterion, task, True):
+                raise ValueError(f"The criterion {criterion.name!r} does not apply to {task}; use one of "
+                                 f"{', '.join(supported)}, or a scikit-learn scorer on folds (scoring=..., cv=5).")
+            if sklearn_gp and criterion.name not in supported:
+                raise ValueError(
+                    f"The criterion {criterion.name!r} needs a skgpsearch estimator; scikit-learn's "
+                    f"{type(step).__name__} can be scored by {', '.join(supported)}, or by a scikit-learn scorer "
+                    "on folds (scoring=..., cv=5)."
+                )
 
     def _one_target_for_criteria(self, y):
         """``y`` as the criteria score it: one target (a column vector flattened, with scikit-learn's warning),
@@ -424,7 +450,8 @@ class KernelSearchCV(BaseSearchCV):
         noise level of the WhiteKernel ``add_noise`` added (None without one)."""
         model = clone(self.estimator).set_params(**{self.kernel_param: kernel})
         try:
-            model.fit(X, y, **params)
+            # the estimator's own fit parameters: groups and the like are the splitter's and the scorer's
+            model.fit(X, y, **self._get_routed_params_for_fit(params).estimator.fit)
         except NUMERICAL_FAILURES:
             return expr, None
         fitted_kernel = self._fitted_kernel(model)

@@ -23,7 +23,7 @@ from .._engine._linalg import NumericalError
 from .._engine._exact import GPPosterior, RegressionObjective
 from ._protocol import OneVsRestModel
 
-__all__ = ["criterion_target"]
+__all__ = ["SKLEARN_CLASSIFIER_CRITERIA", "SKLEARN_REGRESSOR_CRITERIA", "criterion_target"]
 
 
 def criterion_target(estimator: Any, X: Any) -> tuple[Any, Any]:
@@ -48,6 +48,11 @@ def criterion_target(estimator: Any, X: Any) -> tuple[Any, Any]:
         f"Criteria score fitted Gaussian-process models; got {type(estimator).__name__}. Use a skgpsearch "
         "estimator, scikit-learn's GaussianProcessRegressor/GaussianProcessClassifier, or a Pipeline ending in one."
     )
+
+
+#: The criteria the views of scikit-learn's GPs can compute (the others need a skgpsearch estimator).
+SKLEARN_REGRESSOR_CRITERIA = ("lml", "aic", "bic", "bic_light", "loo", "loo_mse")
+SKLEARN_CLASSIFIER_CRITERIA = ("lml", "aic", "bic", "bic_light")
 
 
 def _unsupported(what):

@@ -159,6 +159,34 @@ def test_metadata_routing_passes_groups_to_the_splitter():
         assert len(set(groups[train_index]) & set(groups[test_index])) == 0
 
 
+@pytest.mark.parametrize("routing", [False, True])
+def test_groups_reach_the_splitter_and_not_the_refits_of_a_grammar_search(routing):
+    # a grammar search refits each level's best on all rows (to start its children there): with the
+    # estimator's own fit parameters only, as GridSearchCV's refit
+    groups = np.repeat(np.arange(5), 10)
+    with sklearn.config_context(enable_metadata_routing=routing):
+        search = KernelSearchCV(GaussianProcessRegressor(), scoring="r2", cv=GroupKFold(5), max_depth=2)
+        search.fit(X, y, groups=groups)
+    assert max(search.cv_results_["depth"]) == 2 and search.n_splits_ == 5
+    assert np.all(np.isfinite(search.cv_results_["mean_test_score"]))
+
+
+@pytest.mark.parametrize("estimator, scoring, message", [
+    (GaussianProcessRegressor(), "msll", "needs a skgpsearch estimator; scikit-learn's GaussianProcessRegressor can be "
+                                         "scored by lml, aic, bic, bic_light, loo, loo_mse"),
+    (GaussianProcessRegressor(), "laplace", "needs a skgpsearch estimator"),
+    (GaussianProcessClassifier(), "loo", "'loo' does not apply to classification; use one of lml, aic, bic, bic_light"),
+    (GaussianProcessClassifier(), "cv_accuracy", "needs a skgpsearch estimator"),
+    (GaussianProcessRegressor(), ["bic", "kfold"], "'kfold' needs a skgpsearch estimator"),
+])
+def test_a_criterion_the_gp_cannot_be_scored_by_is_refused_before_the_search(estimator, scoring, message):
+    # (every candidate had scored NaN, and the first was called best)
+    target = y if isinstance(estimator, GaussianProcessRegressor) else (X[:, 0] > 0).astype(int)
+    refit = scoring[0] if isinstance(scoring, list) else True
+    with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        KernelSearchCV(estimator, scoring=scoring, cv=3, refit=refit, max_depth=1).fit(X, target)
+
+
 class _Broken(RBF):
     def __call__(self, X, Y=None, eval_gradient=False):
         raise ValueError("broken kernel")
