@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import csv
+import difflib
 import math
 import os
 import re
@@ -194,10 +195,13 @@ def _discover(args):
         _check_writable(args.save_model, "the model")
     header, columns = _read_csv(args.data)
     if args.target not in header:
-        hint = ""
         hint = _separator_hint(header)
         if not hint and all(is_number(name) for name in header):
             hint = " (numbers: the file's first line should name the columns)"
+        close = [name for name in header if name.strip().casefold() == args.target.strip().casefold()]
+        close = close or difflib.get_close_matches(args.target, header, n=1, cutoff=0.75)
+        if not hint and close:
+            hint = f" (did you mean {close[0]!r}?)"
         raise UsageError(
             f"{args.data} has no column {args.target!r}; its columns are: {', '.join(header)}{hint}."
         )

@@ -200,7 +200,9 @@ def test_integer_targets_with_few_values_are_classes(tmp_path, capsys):
     "content, argv, message",
     [
         (None, ["--target", "y"], "no such file"),
-        ("x,y\n1,2\n2,3\n3,4\n4,5\n5,6\n6,7\n", ["--target", "w"], "has no column 'w'; its columns are: x, y"),
+        ("x,y\n1,2\n2,3\n3,4\n4,5\n5,6\n6,7\n", ["--target", "w"], "has no column 'w'; its columns are: x, y."),
+        ("x,Price\n1,2\n2,3\n3,4\n4,5\n5,6\n", ["--target", "price"], "columns are: x, Price (did you mean 'Price'?)"),
+        ("x,mpg_city\n1,2\n2,3\n3,4\n4,5\n5,6\n", ["--target", "mpg_cty"], "(did you mean 'mpg_city'?)"),
         ("x,c,y\n1,a,2\n2,b,3\n3,a,4\n4,b,5\n5,a,6\n", ["--target", "y"], "non-numeric feature column(s) 'c'"),
         ("d,y\n1/2/2015,2\n2/2/2015,3\n3/2/2015,4\n4/2/2015,5\n5/2/2015,6\n", ["--target", "y"],
          "Dates are read in ISO form"),

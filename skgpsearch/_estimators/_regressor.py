@@ -320,8 +320,10 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
         ``log_marginal_likelihood``, ``n_hyperparameters``, ``fit_time``,
         ``status`` (``"ok"``, ``"failed"`` or ``"screened out"``, see
         ``max_fits_per_depth``), ``message`` (why it failed or was screened
-        out) and ``diagnostics`` (degenerate features of its optimum, as in
-        ``diagnostics_``, joined by "; ").
+        out), ``diagnostics`` (degenerate features of its optimum, as in
+        ``diagnostics_``, joined by "; ") and ``baseline`` (True for the
+        baseline models fitted beside the search, which compete at the end
+        but have no children; see ``baseline_models``).
     diagnostics_ : list of str
         Degenerate features of the chosen model's optimum, in plain language
         (empty when none): the noise variance or a hyperparameter at a bound

@@ -102,6 +102,25 @@ class InputWarping:
         warped = (warped - self.mean_) / self.scale_
         return np.clip(np.nan_to_num(warped, nan=0.0, posinf=MAX_WARPED, neginf=-MAX_WARPED), -MAX_WARPED, MAX_WARPED)
 
+    def inverse_transform_column(self, column: int, values) -> np.ndarray:
+        """Values of warped column ``column`` in the user's units (the inverse of :meth:`transform` there).
+
+        Yeo-Johnson keeps the sign, so each branch inverts on its own side of 0.
+        """
+        warped = np.asarray(values, dtype=float) * self.scale_[column] + self.mean_[column]
+        lam = float(self.lambdas_[column])
+        if lam == 1.0:
+            return warped * self.spread_[column]
+        original = np.empty_like(warped)
+        positive = warped >= 0
+        with np.errstate(all="ignore"):
+            w = warped[positive]
+            original[positive] = np.expm1(w) if abs(lam) < 1e-12 else np.power(w * lam + 1.0, 1.0 / lam) - 1.0
+            w = warped[~positive]
+            original[~positive] = (-np.expm1(-w) if abs(lam - 2.0) < 1e-12
+                                   else 1.0 - np.power(1.0 - (2.0 - lam) * w, 1.0 / (2.0 - lam)))
+        return original * self.spread_[column]
+
     def describe(self, names) -> str:
         """One sentence naming the warped columns, for the model's description."""
         warped = [f"`{names[j]}` (exponent {lam:.2g})" for j, lam in enumerate(self.lambdas_) if lam != 1.0]

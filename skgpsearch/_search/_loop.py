@@ -75,7 +75,7 @@ ROWS_PER_HYPERPARAMETER = 4
 #: The columns of ``search_results_``, in order.
 RESULT_COLUMNS = ("structure", "depth", "parent", "criterion", "log_marginal_likelihood",
                   "n_hyperparameters", "fit_time", "n_evaluations", "evaluated_rows", "status", "message",
-                  "diagnostics")
+                  "diagnostics", "baseline")
 
 
 @dataclass

@@ -463,9 +463,18 @@ def regression_warping_evidence_gain(X: np.ndarray, X_warped: np.ndarray, y: np.
 
 
 def forecast_split(x: np.ndarray, fraction: float) -> tuple[np.ndarray, np.ndarray]:
-    """(the earlier rows, the latest ``fraction`` of the rows) of a series with time index ``x``."""
+    """(the earlier rows, the latest ``fraction`` of the rows) of a series with time index ``x``.
+
+    Rows that share a time stay on one side: the held-out part starts at the
+    first time of its share (so it may hold a few more rows), unless that
+    would leave no earlier row.
+    """
     order = np.argsort(x, kind="stable")
     n_held = max(1, int(round(fraction * len(order))))
+    start = x[order[-n_held]]
+    n_held_tied = int(np.sum(x >= start))
+    if n_held_tied < len(order):
+        n_held = n_held_tied
     return order[:-n_held], order[-n_held:]
 
 

@@ -71,6 +71,9 @@ def with_decimal_years(estimator: Any, X: Any, reset: bool) -> Any:
                          "column.dt.total_seconds() / 86400 for days, or pass the dates themselves (measured in "
                          "decimal years).")
     columns = date_columns(X)
+    if columns and np.ndim(X) == 1:
+        raise ValueError("X is one-dimensional dates; the estimator takes a table with one row per sample: pass "
+                         "series.to_frame() for a pandas Series or index, or dates.reshape(-1, 1) for an array.")
     if reset:
         estimator.date_columns_ = {index: date_rule(_column(X, index)) for index in columns}
     fitted = getattr(estimator, "date_columns_", None) or {}

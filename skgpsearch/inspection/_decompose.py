@@ -111,7 +111,8 @@ class Switch:
         after; a change window's first operand outside the window, the second
         inside.
     location : float
-        The changepoint, or the centre of the window.
+        The changepoint, or the centre of the window, in the user's units
+        (after an input warping, the warped window's ends mapped back).
     duration : float or None
         The length of the window (None for a changepoint).
     """
@@ -305,16 +306,35 @@ def _without_switches(term):
     return term, []
 
 
-def _switch(change, side):
+def _switch(change, side, estimator):
+    """The Switch of one side of ``change``, its region in the user's units (see :func:`user_interval`)."""
     operator = "CP" if isinstance(change, ChangePoint) else "CW"
     sides = ("before", "after") if operator == "CP" else ("outside", "inside")
+    half = 0.0 if operator == "CP" else 0.5 * float(change.duration)
+    start, end = user_interval(estimator, int(change.column), float(change.location) - half,
+                               float(change.location) + half)
     return Switch(
         operator=operator,
         column=int(change.column),
         side=sides[side == "second"],
-        location=float(change.location),
-        duration=None if operator == "CP" else float(change.duration),
+        location=0.5 * (start + end),
+        duration=None if operator == "CP" else end - start,
     )
+
+
+def user_interval(estimator, column, start, end):
+    """(start, end), positions on ``column`` of the inputs the GP saw, in the user's units: through the inverse
+    of the estimator's input warping (``input_transformer_``), if it has one, else as they are."""
+    transformer = getattr(estimator, "input_transformer_", None)
+    if transformer is None:
+        return start, end
+    start, end = transformer.inverse_transform_column(column, np.array([start, end]))
+    return float(start), float(end)
+
+
+def user_ranges(estimator):
+    """The range (max − min) of each training column in the user's units (dates in decimal years)."""
+    return np.ptp(np.asarray(estimator.X_train_, dtype=float), axis=0)
 
 
 def _is_white_noise(kernel):
@@ -543,7 +563,7 @@ def _share(train_mean, total_variance):
 
 def _component(model, term, mean, std, share):
     inner, changes = _without_switches(term)
-    switches = tuple(_switch(change, side) for change, side in changes)
+    switches = tuple(_switch(change, side, model) for change, side in changes)
     try:
         structure = from_kernel(inner, n_features=model.n_features_in_)
     except ValueError:
@@ -564,7 +584,8 @@ def _component(model, term, mean, std, share):
         switches=switches,
     )
     if structure is not None:
-        component.label = component.to_string(_feature_names(model), np.ptp(gp_training_inputs(model), axis=0))
+        # the label's positions are those of its switches, in the user's units
+        component.label = component.to_string(_feature_names(model), user_ranges(model))
     return component
 
 

@@ -26,14 +26,15 @@ from .._search._pipeline import (COMPOSITE_MARGIN_SE, CROSS_VALIDATION_FOLDS, FO
 from .._search._regression import RegressionModelFitter
 from ..grammar import Base, Change, Expr, Product, Sum, parse, random_walk_with_drift
 from ..grammar._grammars import RANDOM_WALK_KIND
-from ._decompose import decompose, feature_names_of, gp_training_inputs, position, target_name_of
+from ._decompose import (decompose, feature_names_of, gp_training_inputs, position, target_name_of, user_interval,
+                         user_ranges)
 from ._views import ClassificationView, explanation_view
 
 __all__ = ["ard_relevances", "describe"]
 
 #: A column whose ARD relevance (range / lengthscale) is below this -- a lengthscale more than
-#: five times the column's range, the threshold at which a factor reads as "nearly constant" --
-#: is called effectively irrelevant.
+#: five times the column's range, the threshold at which a factor reads as "nearly linear or constant" --
+#: is called at most nearly linear (effectively irrelevant, or a linear effect).
 IRRELEVANT_RELEVANCE = 0.2
 
 
@@ -96,6 +97,7 @@ def describe(estimator: Any, feature_names: Sequence[str] | None = None, target_
     view = explanation_view(estimator)
     names = feature_names_of(estimator, feature_names)
     ranges = np.ptp(gp_training_inputs(estimator), axis=0)
+    positions = user_ranges(estimator)  # changes are told in the user's units, lengthscales in the GP's
     target = target_name_of(estimator, target_name) or "the target"
     if isinstance(view, ClassificationView):
         classes = view.classes
@@ -116,16 +118,19 @@ def describe(estimator: Any, feature_names: Sequence[str] | None = None, target_
         lines = [f"Structure: {estimator.structure_.to_string(names)}", ""]
     else:
         lines = [f"Kernel: {estimator.kernel_}", ""]
+    if getattr(estimator, "degrees_of_freedom_", None) is not None:
+        # Student-t noise: the shares are of the targets' variance without their gross outliers
+        target += " without its gross outliers"
     for component in parts:
         lines.append(
-            f"- {_capitalise(_component_phrase(component, names, ranges, _dates(estimator)))} explains "
+            f"- {_capitalise(_component_phrase(component, names, ranges, _dates(estimator), positions))} explains "
             f"{_percent(component.variance_share)} of the variance of {target} "
             f"(its posterior mean has standard deviation ≈ {_num(np.std(component.mean))})."
         )
-    lines += _shares_line(parts, "the target")
+    lines += _shares_line(parts, target)
     lines += _ard_lines(getattr(estimator, "structure_", None), names, ranges)
     if hasattr(estimator, "structure_"):
-        lines += _change_lines(estimator.structure_, names, ranges, _dates(estimator))
+        lines += _change_lines(estimator.structure_, names, estimator, _dates(estimator))
     lines.append(_noise_line(estimator, parts))
     lines += _units_line(estimator)
     lines += _date_lines(estimator, names)
@@ -298,18 +303,22 @@ def _dates(estimator):
     return frozenset(getattr(estimator, "date_columns_", None) or ())
 
 
-def _component_phrase(component, names, ranges, dates=frozenset()):
+def _component_phrase(component, names, ranges, dates=frozenset(), positions=None):
+    """``ranges``: each column's range as the GP saw it (for lengthscales); ``positions``: in the user's units
+    (for the switches' positions; default ``ranges``)."""
     if component.structure is None:
         return f"a component with the kernel {component.label}"
     phrase = describe_term(component.structure, names, ranges, dates)
     if component.switches:
         # the region first: the term's own phrase can be long
-        phrase = " and ".join(_region_phrase(switch, names, ranges) for switch in component.switches) + ", " + phrase
+        spreads = ranges if positions is None else positions
+        phrase = " and ".join(_region_phrase(switch, names, spreads) for switch in component.switches) + ", " + phrase
     return phrase
 
 
 def _region_phrase(switch, names, ranges):
-    """Where one side of a change is active, in words: "until ≈ 1978 in `year`"."""
+    """Where one side of a change is active, in words: "until ≈ 1978 in `year`" (``ranges``: the columns' ranges
+    in the switch's units)."""
     var = _name(switch.column, names)
     start, end = (position(v, _spread((switch.column,), ranges)) for v in switch.bounds)
     return {
@@ -351,7 +360,8 @@ def ard_relevances(structure: Expr, ranges: Sequence[float] | np.ndarray) -> lis
     (the smallest one when several factors of the product act on c): roughly how many
     lengthscales the function can vary across the column's data. Below
     ``IRRELEVANT_RELEVANCE`` (0.2: ℓ_c more than five times the range) the kernel
-    is nearly constant along c and the column is effectively irrelevant. Other factors
+    is nearly linear or constant along c: the column is effectively irrelevant, or has a
+    linear effect (a long lengthscale with a large variance). Other factors
     of the product (linear, periodic, changes) are left out.
 
     Parameters
@@ -396,9 +406,9 @@ def _ard_lines(structure, names, ranges):
         ranked = sorted(relevances, key=lambda c: -relevances[c])
         values = ", ".join(f"{_name(c, names)} {_num(relevances[c])}" for c in ranked)
         irrelevant = [_name(c, names) for c in ranked if relevances[c] < IRRELEVANT_RELEVANCE]
-        verdict = (f"{_join(irrelevant)} {'is' if len(irrelevant) == 1 else 'are'} effectively irrelevant "
-                   f"(lengthscale over 5 times the column's range)" if irrelevant
-                   else "no column is effectively irrelevant")
+        verdict = (f"{_join(irrelevant)} {'is' if len(irrelevant) == 1 else 'are'} at most nearly linear "
+                   "(lengthscale over 5 times the column's range: effectively irrelevant, or a linear effect)"
+                   if irrelevant else "no column is effectively irrelevant")
         lines.append(f"- ARD relevances (column range / lengthscale) in {term.to_string(names)}: {values}; {verdict}.")
     return lines
 
@@ -447,9 +457,24 @@ def _shares_line(parts, of_what):
             f"components {how}."]
 
 
-def _change_lines(structure, names, ranges, dates=frozenset()):
-    """One sentence per changepoint or change window of the structure, outermost first."""
-    return [f"- The structure changes: {_change_phrase(node, names, ranges, dates)}." for node in structure.changes]
+def _change_lines(structure, names, estimator, dates=frozenset()):
+    """One sentence per changepoint or change window of the structure, outermost first, its positions in the
+    user's units (through the inverse of the estimator's input warping, if any)."""
+    return [f"- The structure changes: {_change_phrase(_in_user_units(node, estimator), names, user_ranges(estimator), dates)}."
+            for node in structure.changes]
+
+
+def _in_user_units(node, estimator):
+    """The change ``node`` with its location (and a window's duration) in the user's units."""
+    params = node.params
+    if "location" not in params:
+        return node
+    half = 0.5 * params.get("duration", 0.0)
+    start, end = user_interval(estimator, node.column, params["location"] - half, params["location"] + half)
+    params["location"] = 0.5 * (start + end)
+    if "duration" in params:
+        params["duration"] = end - start
+    return node.with_params(params)
 
 
 def _describe_latent(model, view, target_class, names, ranges, positive):
@@ -458,12 +483,12 @@ def _describe_latent(model, view, target_class, names, ranges, positive):
     lines = [f"Structure: {binary.structure_.to_string(names)}", ""]
     for component in parts:
         lines.append(
-            f"- {_capitalise(_component_phrase(component, names, ranges, _dates(model)))} accounts for "
+            f"- {_capitalise(_component_phrase(component, names, ranges, _dates(model), user_ranges(model)))} accounts for "
             f"{_percent(component.variance_share)} of the variance of the latent function "
             f"(standard deviation ≈ {_num(np.std(component.mean))} on the {binary.likelihood.name} scale)."
         )
     lines += _shares_line(parts, "the latent function")
-    lines += _change_lines(binary.structure_, names, ranges, _dates(model))
+    lines += _change_lines(binary.structure_, names, model, _dates(model))
     lines += _ard_lines(binary.structure_, names, ranges)
     lik_theta = binary.lik_theta
     baseline = float(binary.likelihood.predict_proba(np.array([parts.offset]), np.array([0.0]), lik_theta)[0])
@@ -522,7 +547,8 @@ def describe_term(term, names, ranges=None, dates=frozenset()):
         # an ARD product over many columns, most of them irrelevant: one piece for all of those
         scales = [float(group[0].params["lengthscale"]) for group in flat.values()]
         variables = _join([_variables(columns, names) for columns in flat])
-        pieces.append(f"nearly constant in {variables} (lengthscales ≈ {_num(min(scales))} to {_num(max(scales))}, "
+        pieces.append(f"nearly linear or constant in {variables} (lengthscales ≈ {_num(min(scales))} to "
+                      f"{_num(max(scales))}, "
                       "over 5 times each column's range)")
     every = [c for columns in groups for c in columns]
     return f"an interaction of {_join([_name(c, names) for c in every])} ({'; '.join(pieces)})"
@@ -538,6 +564,12 @@ def _change_phrase(node, names, ranges, dates=frozenset()):
     def at(value):
         return position(value, spread)
 
+    if first is None and second is None:
+        if node.operator == "CP":
+            return f"a constant level until ≈ {at(location)} in {var}, then another (a step)"
+        half = 0.5 * node.params.get("duration", np.nan)
+        return (f"a constant level, with another between ≈ {at(location - half)} and {at(location + half)} "
+                f"in {var}")
     if node.operator == "CP":
         where = f"≈ {at(location)} in {var}"
         if second is None:
@@ -626,8 +658,9 @@ def _short_phrase(group, var, spread, in_years=False):
         elif factor.kind.polynomial_degree:
             pieces.append(short)
         elif factor.kind.distance_based and factor.params.get("lengthscale", 0) > 5 * spread:
-            # a lengthscale far beyond the data makes the factor nearly constant there
-            pieces.append(f"nearly constant in {var} (lengthscale ≈ {length(factor.params['lengthscale'])})")
+            # a lengthscale far beyond the data makes the factor a line there: with a large variance a steep one
+            # (SE(dose) * PER(t), lengthscale 76 over a range of 4: a slope of 0.5, as planted), else a constant
+            pieces.append(f"nearly linear or constant in {var} (lengthscale ≈ {length(factor.params['lengthscale'])})")
         elif factor.kind.distance_based:
             pieces.append(
                 short

@@ -149,10 +149,8 @@ def forecast_holdout(
     drift_mean, drift_sd = naive_with_drift(y[train], n_test)  # (MIN_FORECAST_TRAINING_ROWS values at least)
     results.append(_scores("last value plus the mean step (naive with drift)", y[test], drift_mean, drift_sd, 0.0))
 
-    slope, intercept = np.polyfit(x[train], y[train], 1)
-    residual_sd = np.std(y[train] - (slope * x[train] + intercept), ddof=2)
-    results.append(_scores("straight line (least squares)", y[test], slope * x[test] + intercept,
-                           np.full(n_test, residual_sd), 0.0))
+    line_mean, line_scale, line_dof = straight_line_forecast(x[train], y[train], x[test])
+    results.append(_scores("straight line (least squares)", y[test], line_mean, line_scale, 0.0, line_dof))
     return {
         "rows": results,
         "split_at": float(x[train][-1]),
@@ -187,12 +185,36 @@ def naive_with_drift(y_train: np.ndarray, n_ahead: int) -> tuple[np.ndarray, np.
     return mean, steps.std(ddof=1) * np.sqrt(horizon * (1.0 + horizon / steps.size))
 
 
-def _scores(method, truth, mean, std, seconds):
+def straight_line_forecast(x_train, y_train, x_new):
+    """The least-squares line's forecast at ``x_new``: (means, scales, degrees of freedom) of its Student-t
+    prediction intervals.
+
+    The scale s √(1 + 1/T + (x − x̄)² / Sxx) counts the fitted intercept's and
+    slope's uncertainty besides the noise's s (T − 2 degrees of freedom). With
+    s alone and a normal quantile, a line fitted to 8 values of a true line covered
+    76 % of its 95 % intervals.
+    """
+    x_train, y_train, x_new = (np.asarray(v, dtype=float) for v in (x_train, y_train, x_new))
+    slope, intercept = np.polyfit(x_train, y_train, 1)
+    dof = x_train.size - 2
+    residual_sd = np.sqrt(np.sum((y_train - (slope * x_train + intercept)) ** 2) / dof)
+    centre = x_train.mean()
+    leverage = 1.0 / x_train.size + (x_new - centre) ** 2 / np.sum((x_train - centre) ** 2)
+    return slope * x_new + intercept, residual_sd * np.sqrt(1.0 + leverage), dof
+
+
+def _scores(method, truth, mean, std, seconds, dof=None):
+    """RMSE, MNLP and the coverage of the 95 % interval of a forecast: normal with standard deviations ``std``, or
+    Student-t with ``dof`` degrees of freedom and scales ``std``."""
     row = {"method": method, "RMSE": float(np.sqrt(np.mean((truth - mean) ** 2))), "MNLP": np.nan,
            "coverage": np.nan, "seconds": seconds}
     if std is not None and np.all(np.isfinite(std)) and np.all(std > 0):
-        row["MNLP"] = float(-np.mean(stats.norm.logpdf(truth, mean, std)))
-        row["coverage"] = float(np.mean(np.abs(truth - mean) <= Z95 * std))
+        if dof is None:
+            row["MNLP"] = float(-np.mean(stats.norm.logpdf(truth, mean, std)))
+            row["coverage"] = float(np.mean(np.abs(truth - mean) <= Z95 * std))
+        else:
+            row["MNLP"] = float(-np.mean(stats.t.logpdf(truth, dof, mean, std)))
+            row["coverage"] = float(np.mean(np.abs(truth - mean) <= stats.t.ppf(0.975, dof) * std))
     return row
 
 

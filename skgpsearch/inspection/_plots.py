@@ -13,7 +13,8 @@ import numpy as np
 from numpy.typing import ArrayLike
 from sklearn.utils.validation import check_is_fitted
 
-from ..grammar import parse
+from .._search._progress import structure_label
+from ..grammar import Base, Product, parse
 from ._decompose import axis_label, check_rows, decompose, feature_names_of, numeric_inputs, target_name_of
 
 if TYPE_CHECKING:
@@ -268,7 +269,9 @@ def plot_search_path(estimator: Any, *, feature_names: Sequence[str] | None = No
     ax = fig.add_subplot()
     values = np.asarray(results["criterion"], dtype=float)
     depths = np.asarray(results["depth"], dtype=float)
-    ok = np.isfinite(values)
+    # the baselines are fitted beside the search, not at a depth of it: drawn apart, left of the first depth
+    baseline = np.asarray(results.get("baseline", [False] * len(values)), dtype=bool)
+    ok = np.isfinite(values) & ~baseline
     ax.scatter(depths[ok], values[ok], s=10, c="0.6", label="candidates")
     classes = results.get("class")
     groups = [None] if classes is None else list(dict.fromkeys(classes))
@@ -286,13 +289,36 @@ def plot_search_path(estimator: Any, *, feature_names: Sequence[str] | None = No
             right_half = depth > middle
             ax.annotate(text, (depth, value), textcoords="offset points", xytext=(-4 if right_half else 4, 4),
                         ha="right" if right_half else "left", fontsize="x-small")
+    ticks = sorted({int(d) for d in depths[ok]})
+    shown = baseline & np.isfinite(values)
+    if shown.any():
+        apart = (min(ticks) if ticks else 1) - 1
+        ax.scatter(np.full(shown.sum(), apart), values[shown], s=28, marker="D", c="tab:orange",
+                   label="baselines (beside the search)")
+        names = feature_names_of(estimator, feature_names)
+        for value, structure in zip(values[shown], np.asarray(results["structure"], dtype=object)[shown]):
+            ax.annotate(_baseline_name(parse(structure), names), (apart, value),
+                        textcoords="offset points", xytext=(6, 3), ha="left", fontsize="x-small")
+        ax.set_xticks([apart] + ticks, ["baselines"] + [str(t) for t in ticks])
+    else:
+        ax.set_xticks(ticks)
     ax.set_xlabel("depth")
     criterion = estimator.criterion if isinstance(estimator.criterion, str) else "criterion"
     ax.set_ylabel(f"{criterion} (higher is better)")
-    ax.set_xticks(sorted({int(d) for d in depths[ok]}))
     ax.legend(loc="best", fontsize="small")
     ax.set_title("Structure search", fontsize="medium")
     return fig
+
+
+def _baseline_name(structure, names):
+    """A baseline's name by its shape ("ARD SE", "additive SE", "isotropic SE", "LIN"), else its text."""
+    leaves = structure.leaves
+    kinds = {leaf.kind.name for leaf in leaves}
+    if len(kinds) == 1 and len(leaves) > 1 and all(len(leaf.columns) == 1 for leaf in leaves):
+        return f"{'ARD' if isinstance(structure, Product) else 'additive'} {kinds.pop()}"
+    if isinstance(structure, Base) and len(structure.columns) > 1:
+        return f"{'' if structure.kind.name == 'LIN' else 'isotropic '}{structure.kind.name}"
+    return structure_label(structure, names)
 
 
 def _predictive_half_width(estimator, X):

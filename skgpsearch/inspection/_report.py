@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import html
 import io
+import re
 import time
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
@@ -302,7 +303,7 @@ def _candidates_table(estimator, names, limit):
             str(results["n_hyperparameters"][i]), str(results["status"][i]),
             _with_names(results.get("diagnostics", [""] * len(order))[i] or "", names),
         ]
-        lines.append("| " + " | ".join(cells) + " |")
+        lines.append(_table_row(cells))
     if len(order) > limit:
         lines.append(f"\n({len(order) - limit} more candidates not listed.)")
     return "\n".join(lines)
@@ -327,8 +328,23 @@ def _finalists_table(estimator: Any, names: Sequence[str]) -> str:
             f"{table['criterion'][i]:.4g}", "" if loo is None else f"{loo:.4g}",
             f"{table['weight'][i]:.3g}" if table["weight"][i] else "",
         ]
-        lines.append("| " + " | ".join(cells) + " |")
+        lines.append(_table_row(cells))
     return "\n".join(lines)
+
+
+def _table_row(cells):
+    """One row of a markdown table; a ``|`` inside a cell (a column name, a class label) is escaped."""
+    return "| " + " | ".join(str(cell).replace("|", "\\|") for cell in cells) + " |"
+
+
+#: Characters a markdown renderer would read as markup in names and labels (a column "dose <mg>" as an HTML
+#: tag); each is escaped with a backslash, as CommonMark allows for any ASCII punctuation.
+_MARKDOWN_MARKUP = re.compile(r"([<>&])")
+
+
+def _markdown_text(text):
+    """``text`` with the characters of ``_MARKDOWN_MARKUP`` escaped (outside code blocks)."""
+    return _MARKDOWN_MARKUP.sub(r"\\\1", text)
 
 
 def _png(figure):
@@ -339,7 +355,7 @@ def _png(figure):
 
 def _markdown(heading, sections, path):
     folder = path.with_name(path.stem + "_files")
-    out = [f"# {heading}", ""]
+    out = [f"# {_markdown_text(heading)}", ""]
     count = 0
     for title, kind, content in sections:
         if kind == "figure":
@@ -350,7 +366,7 @@ def _markdown(heading, sections, path):
             out += [f"![{title}]({folder.name}/{name})", ""]
             continue
         out += [f"## {title}", ""]
-        out += ([f"```\n{content}\n```"] if kind == "pre" else [content]) + [""]
+        out += ([f"```\n{content}\n```"] if kind == "pre" else [_markdown_text(content)]) + [""]
     return "\n".join(out)
 
 
@@ -380,7 +396,8 @@ def _html_table(content):
     parts, rows = [], []
     for line in content.splitlines():
         if line.startswith("|"):
-            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            # cells are split at the pipes that are not escaped (see _table_row)
+            cells = [c.strip().replace("\\|", "|") for c in _CELL_SEPARATOR.split(line.strip().strip("|"))]
             if all(set(c) <= set("-:") for c in cells):
                 continue
             rows.append(cells)
@@ -393,6 +410,9 @@ def _html_table(content):
     if rows:
         parts.append(_rows_html(rows))
     return "\n".join(parts)
+
+
+_CELL_SEPARATOR = re.compile(r"(?<!\\)\|")
 
 
 def _rows_html(rows):

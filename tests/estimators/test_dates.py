@@ -131,6 +131,17 @@ def test_dates_as_text_get_a_clear_error():
         CompositionalGPRegressor(max_depth=1).fit(pd.DataFrame({"colour": ["red", "blue"] * 12}), y)
 
 
+@pytest.mark.parametrize("make", [lambda d: pd.Series(d), lambda d: pd.DatetimeIndex(d), lambda d: d.to_numpy()],
+                         ids=["Series", "DatetimeIndex", "array"])
+@pytest.mark.parametrize("estimator", [CompositionalGPRegressor(), DecimalYears()], ids=lambda e: type(e).__name__)
+def test_one_dimensional_dates_get_a_clear_error(make, estimator):
+    # (a Series had raised pandas' "Too many indexers" from deep inside; an index, sklearn's 2-D error about the
+    # decimal years it had become)
+    dates = pd.date_range("2020-01-01", periods=30, freq="MS")
+    with pytest.raises(ValueError, match=r"one-dimensional dates.*to_frame\(\)"):
+        clone(estimator).fit(make(dates), np.arange(30.0))
+
+
 def test_time_differences_get_a_clear_error():
     frame, y = _monthly_series(24)
     elapsed = pd.DataFrame({"elapsed": frame["month"] - frame["month"].iloc[0]})

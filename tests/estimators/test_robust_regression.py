@@ -47,6 +47,9 @@ def test_student_t_recovers_the_structure_that_outliers_hide():
     np.testing.assert_allclose(parts.mean, robust.predict(X), atol=1e-8)
     text = robust.describe()
     assert "Student-t" in text and "3 training point(s) lie beyond" in text
+    # the shares are of the targets without the outliers (whose variance the outliers would swamp)
+    assert "of the variance of the target without its gross outliers" in text
+    assert "of the variance of the target (" not in text
 
 
 @pytest.mark.slow  # over 5 s on 2 cores

@@ -1,5 +1,7 @@
 """Input warping of tables: the transform against scikit-learn's, and what it does for the estimators."""
 
+import re
+
 import numpy as np
 import pytest
 from sklearn.metrics import log_loss
@@ -175,3 +177,42 @@ def test_the_regressors_warp_decision_fits_every_row_up_to_a_thousand():
     reference = evidence(X_warped) - evidence(X)
     assert abs(reference) > 5.0
     assert regression_warping_evidence_gain(X, X_warped, y, seed=0) == pytest.approx(reference, abs=0.5)
+
+
+def test_the_inverse_of_the_warp_gives_back_the_users_values_on_both_sides_of_zero():
+    rng = np.random.default_rng(5)
+    # right- and left-skewed columns that cross zero: both branches of Yeo-Johnson, exponents below and above 1
+    X = np.column_stack([np.exp(rng.normal(size=300)) - 1.2, 1.5 - np.exp(rng.normal(size=300)),
+                         rng.uniform(-2, 2, size=300)])
+    warping = InputWarping().fit(X)
+    assert warping.lambdas_[0] < 1.0 < warping.lambdas_[1] and warping.lambdas_[2] == 1.0
+    Z = warping.transform(X)
+    for j in range(3):
+        np.testing.assert_allclose(warping.inverse_transform_column(j, Z[:, j]), X[:, j], atol=1e-9)
+    # independent: scikit-learn's inverse of the same Yeo-Johnson exponents, on the columns in units of their sd
+    reference = PowerTransformer(method="yeo-johnson", standardize=False)
+    reference.fit(X[:, :2] / warping.spread_[:2])
+    reference.lambdas_ = warping.lambdas_[:2]
+    grid = np.linspace(-2.5, 2.5, 11)
+    unscaled = np.column_stack([grid * warping.scale_[j] + warping.mean_[j] for j in range(2)])
+    expected = reference.inverse_transform(unscaled) * warping.spread_[:2]
+    for j in range(2):
+        np.testing.assert_allclose(warping.inverse_transform_column(j, grid), expected[:, j], rtol=1e-9, atol=1e-12)
+
+
+def test_a_change_on_a_warped_column_is_described_where_it_is_in_the_users_units():
+    from skgpsearch.grammar import FixedStructureGrammar, parse
+    rng = np.random.default_rng(3)
+    # a log-normal column with a step at 2 (the 75th percentile or so), a second column of noise
+    X = np.column_stack([np.exp(rng.normal(size=150)), rng.uniform(-1, 1, size=150)])
+    y = np.where(X[:, 0] < 2.0, 0.0, 2.0) + 0.1 * rng.normal(size=150)
+    model = CompositionalGPRegressor(grammar=FixedStructureGrammar(parse("CP(0, C, C) + SE(1)")), max_depth=1,
+                                     baseline_models=False, random_state=0, warp_inputs=True).fit(X, y)
+    assert model.input_transformer_ is not None and model.input_transformer_.lambdas_[0] != 1.0
+    switch = next(s for c in model.decompose() for s in c.switches)
+    # between the two training values the step lies between (independent of the warp)
+    below, above = X[X[:, 0] < 2.0, 0].max(), X[X[:, 0] >= 2.0, 0].min()
+    assert below - 0.1 <= switch.location <= above + 0.1
+    text = model.describe()
+    told = re.search(r"a constant level until ≈ ([0-9.]+) in `x0`, then another \(a step\)", text)
+    assert told and below - 0.1 <= float(told.group(1)) <= above + 0.1

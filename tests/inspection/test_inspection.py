@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from hypothesis import given, settings
+from scipy import stats
 from sklearn.base import clone
 from sklearn.ensemble import RandomForestRegressor
 from sklearn.exceptions import NotFittedError
@@ -30,7 +31,7 @@ from skgpsearch.inspection import (
     write_report,
 )
 from skgpsearch.inspection._describe import IRRELEVANT_RELEVANCE, _ard_lines, _finalist_text, describe_term
-from skgpsearch.inspection._forecast import naive_with_drift
+from skgpsearch.inspection._forecast import naive_with_drift, straight_line_forecast
 from skgpsearch.grammar import FixedStructureGrammar
 from skgpsearch.kernels import from_kernel, to_kernel
 
@@ -272,7 +273,7 @@ def test_phrases_for_structures(text, phrase):
 def test_nearly_constant_factors_are_called_so():
     term = Base("SE", 0, {"variance": 1.0, "lengthscale": 300.0}) * Base("SE", 1, {"variance": 1.0, "lengthscale": 0.5})
     text = describe_term(term, ["a", "b"], ranges=np.array([4.0, 4.0]))
-    assert "nearly constant in `a`" in text and "smooth in `b` with lengthscale ≈ 0.5" in text
+    assert "nearly linear or constant in `a`" in text and "smooth in `b` with lengthscale ≈ 0.5" in text
 
 
 @pytest.mark.parametrize("lengthscale", [2.0, 300.0])
@@ -292,8 +293,8 @@ def test_the_nearly_constant_factors_of_an_ard_product_share_one_phrase():
     for column, lengthscale in enumerate(lengthscales[1:], 1):
         term = term * Base("SE", column, {"variance": 1.0, "lengthscale": lengthscale})
     text = describe_term(term, ["a", "b", "c", "d"], ranges=np.full(4, 4.0))
-    assert text == ("an interaction of `a`, `b`, `c` and `d` (smooth in `b` with lengthscale ≈ 0.5; nearly constant "
-                    "in `a`, `c` and `d` (lengthscales ≈ 90 to 1e+03, over 5 times each column's range))")
+    assert text == ("an interaction of `a`, `b`, `c` and `d` (smooth in `b` with lengthscale ≈ 0.5; nearly linear or "
+                    "constant in `a`, `c` and `d` (lengthscales ≈ 90 to 1e+03, over 5 times each column's range))")
 
 
 @settings(max_examples=150, deadline=None)
@@ -324,6 +325,26 @@ def test_plots_one_figure_per_component(additive_regression, interaction_classif
     assert plot_fit(classifier).axes
 
 
+def test_the_search_path_draws_the_baselines_apart_from_the_depths(interaction_classifier):
+    pytest.importorskip("matplotlib")
+    model, _, _ = interaction_classifier
+    results = model.search_results_
+    baseline = np.array(results["baseline"])
+    # the baselines are told apart by the flag, not by their message (a message names failures too)
+    assert baseline.any() and all("baseline" in results["message"][i] for i in np.flatnonzero(baseline))
+    assert not any("baseline" in (results["message"][i] or "") for i in np.flatnonzero(~baseline))
+    ax = plot_search_path(model).axes[0]
+    candidates, baselines = ax.collections[0], ax.collections[-1]
+    finite = np.isfinite(np.array(results["criterion"], dtype=float))
+    assert len(candidates.get_offsets()) == np.sum(finite & ~baseline)
+    np.testing.assert_allclose(np.sort(baselines.get_offsets()[:, 1]),
+                               np.sort(np.array(results["criterion"], dtype=float)[finite & baseline]))
+    first_depth = min(d for d, b in zip(results["depth"], baseline) if not b)
+    assert np.all(baselines.get_offsets()[:, 0] == first_depth - 1)
+    assert ax.get_xticklabels()[0].get_text() == "baselines"
+    assert {t.get_text() for t in ax.texts} >= {"ARD SE", "additive SE"}
+
+
 def test_plots_name_the_target_and_keep_labels_inside(additive_regression):
     pytest.importorskip("matplotlib")
     model, _, _, _, _ = additive_regression
@@ -338,7 +359,7 @@ def test_plots_name_the_target_and_keep_labels_inside(additive_regression):
     # inside the plotting area: a label running past it is cut, or squeezes the axes to make room
     area = figure.axes[0].get_window_extent(renderer)
     labels = figure.axes[0].texts
-    assert len(labels) == 2
+    assert len(labels) == 2 + sum(model.search_results_["baseline"])  # the best of each depth, the baselines
     for label in labels:
         extent = label.get_window_extent(renderer)
         assert area.x0 <= extent.x0 and extent.x1 <= area.x1, label.get_text()
@@ -358,6 +379,33 @@ def test_the_naive_forecast_with_drift_covers_95_percent_of_simulated_random_wal
     assert np.allclose(naive_with_drift(np.array([1.0, 2.0, 4.0]), 2)[0], [5.5, 7.0])
     with pytest.raises(ValueError, match="at least 3 values"):
         naive_with_drift(np.array([1.0, 2.0]), 1)
+
+
+def test_the_straight_line_forecast_covers_95_percent_of_simulated_lines():
+    # 4000 lines with unit noise, 8 values each, forecast the next 4: the interval from the residual spread alone
+    # (normal quantile, no leverage) held 76 %; Student-t with the fit's leverage holds 95 % at every step
+    rng = np.random.default_rng(1)
+    x = np.arange(12.0)
+    inside = np.empty((4000, 4), dtype=bool)
+    for i in range(4000):
+        y = 1.0 + 0.5 * x + rng.normal(size=12)
+        mean, scale, dof = straight_line_forecast(x[:8], y[:8], x[8:])
+        inside[i] = np.abs(y[8:] - mean) <= stats.t.ppf(0.975, dof) * scale
+    assert dof == 6 and np.all(np.diff(scale) > 0)  # wider the further from the data's centre
+    assert np.all(np.abs(inside.mean(axis=0) - 0.95) < 0.015), inside.mean(axis=0)
+
+
+def test_rows_that_share_a_time_stay_on_one_side_of_the_forecast_split():
+    from skgpsearch._search._regression import forecast_split
+
+    x = np.concatenate([np.arange(48.0), [47.0], np.arange(48.0, 60.0)])  # month 47 twice
+    earlier, later = forecast_split(x, 13 / 61)  # the latest 13 rows by count: one of the two 47s
+    assert x[earlier].max() < x[later].min() and len(earlier) + len(later) == len(x)
+    assert sorted(x[later]) == [47.0, 47.0] + list(np.arange(48.0, 60.0))
+    earlier, later = forecast_split(np.arange(20.0), 0.25)  # no ties: the latest quarter
+    assert list(later) == list(range(15, 20))
+    earlier, later = forecast_split(np.zeros(6), 0.5)  # one time only: split by rows as before
+    assert len(earlier) == len(later) == 3
 
 
 def test_holdout_forecast_of_a_periodic_trend(periodic_regression, additive_regression, interaction_classifier):
@@ -463,6 +511,41 @@ def test_markdown_report_writes_png_files(interaction_classifier, tmp_path):
     assert all(s in text for s in ("SE(glucose) * SE(pedigree) * SE(noise) (baseline)", "| weight |"))
     with pytest.raises(ValueError, match=r"\.html or \.md"):
         write_report(model, frame, y, tmp_path / "report.pdf")
+
+
+def test_reports_keep_names_with_markup_and_pipes_whole(tmp_path):
+    pytest.importorskip("matplotlib")
+    from html.parser import HTMLParser
+
+    rng = np.random.default_rng(3)
+    frame = pd.DataFrame({"ratio a|b <mg> & co": rng.uniform(-2, 2, 60), "w": rng.uniform(-2, 2, 60)})
+    y = pd.Series(np.where(frame.iloc[:, 0] + 0.3 * rng.normal(size=60) > 0, "pos|1", "neg"), name="label")
+    model = CompositionalGPClassifier(max_depth=1, random_state=0).fit(frame, y)
+
+    class Cells(HTMLParser):  # the number of cells of every table row
+        def __init__(self):
+            super().__init__()
+            self.rows, self.texts = [], []
+
+        def handle_starttag(self, tag, attrs):
+            if tag == "tr":
+                self.rows.append(0)
+            elif tag in ("td", "th"):
+                self.rows[-1] += 1
+
+        def handle_data(self, data):
+            self.texts.append(data)
+
+    parser = Cells()
+    parser.feed(write_report(model, frame, y, tmp_path / "r.html", compare=False).read_text())
+    # the finalists (class, structure, three numbers) and the candidates (class, structure and six more)
+    assert set(parser.rows) == {5, 8}
+    assert any("ratio a|b <mg> & co" in t for t in parser.texts) and any("pos|1" in t for t in parser.texts)
+    text = write_report(model, frame, y, tmp_path / "r.md", compare=False).read_text()
+    table_lines = [line for line in text.splitlines() if line.startswith("|")]
+    assert table_lines and all(len(re.findall(r"(?<!\\)\|", line)) - 1 in (5, 8) for line in table_lines)
+    # outside code blocks a renderer would read <mg> as a tag: escaped there, as written in the description
+    assert "ratio a\\|b \\<mg\\> \\& co" in text and "```" in text and "ratio a|b <mg> & co" in text
 
 
 def test_scikit_learn_regressor_is_decomposed_and_described(additive_regression):
@@ -579,7 +662,8 @@ def test_ard_flags_the_irrelevant_columns(ard_regression):
     assert min(relevances[0], relevances[1]) > 1.0
     assert max(relevances[2], relevances[3]) < IRRELEVANT_RELEVANCE
     verdict = _ard_sentence(describe(model)).split("; ")[-1]
-    assert verdict.endswith("are effectively irrelevant (lengthscale over 5 times the column's range).")
+    assert verdict.endswith("are at most nearly linear (lengthscale over 5 times the column's range: effectively "
+                            "irrelevant, or a linear effect).")
     assert set(re.findall(r"`(x\d)`", verdict)) == {"x2", "x3"}
 
 
@@ -599,7 +683,7 @@ def test_ard_sentence_needs_a_product_of_stationary_kernels_over_several_columns
     ((_, relevances),) = ard_relevances(product, ranges)
     assert relevances == pytest.approx({0: 2.0, 1: 0.1})
     text = "\n".join(_ard_lines(product, ["a", "b", "c"], ranges))
-    assert "`a` 2, `b` 0.1; `b` is effectively irrelevant" in text
+    assert "`a` 2, `b` 0.1; `b` is at most nearly linear" in text
 
 
 def test_classifier_description_reports_ard_relevances(interaction_classifier):
