@@ -302,8 +302,9 @@ def run_ours(task, X_train, y_train, X_test, y_test, n_jobs):
 
 
 def _set_calibration(posteriors, scale, floor):
+    """The Laplace predictive as it is (scale 1, floor 0, no turn to the base rate), or as given."""
     for posterior in posteriors:
-        posterior.variance_scale, posterior.probability_floor = scale, floor
+        posterior.variance_scale, posterior.probability_floor, posterior.base_rate = scale, floor, None
 
 
 def _class_probabilities(one_vs_rest):

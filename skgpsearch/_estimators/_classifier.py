@@ -251,7 +251,9 @@ class CompositionalGPClassifier(StructureSearchMixin, ClassifierMixin, BaseEstim
         For each averaged model (in the order of ``model_weights_``), the
         leave-one-out calibration of its predictive probabilities:
         ``variance_scale``, the factor on the latent variance they integrate
-        (1: the Laplace predictive as it is), and ``probability_floor``, the
+        (1: the Laplace predictive as it is), ``base_rate``, the probability
+        of the class the predictive turns to far from every training row
+        (see :meth:`predict_proba`), and ``probability_floor``, the
         least probability either class gets (see :meth:`predict_proba`).
     diagnostics_ : list of str
         Degenerate features of the chosen latent models' optima (a
@@ -479,7 +481,8 @@ class CompositionalGPClassifier(StructureSearchMixin, ClassifierMixin, BaseEstim
         self.search_stop_reason_ = per_problem([o.search.stop_reason for o in outcomes])
         self.model_weights_ = per_problem([m.weights for m in models])
         self.probability_calibration_ = per_problem([
-            [{"variance_scale": p.variance_scale, "probability_floor": p.probability_floor} for p in m.mixture]
+            [{"variance_scale": p.variance_scale, "base_rate": p.base_rate, "probability_floor": p.probability_floor}
+             for p in m.mixture]
             for m in models])
         self.diagnostics_ = list(models[0].diagnostics) if binary else [
             f"class '{self.classes_[k]}' vs rest: {finding}" for k, m in zip(positives, models)
@@ -504,8 +507,12 @@ class CompositionalGPClassifier(StructureSearchMixin, ClassifierMixin, BaseEstim
         Gauss–Hermite quadrature for logistic), that variance calibrated by
         leave-one-out (see ``LaplacePosterior.calibrate_variance`` and the
         classification guide: the raw Laplace predictive is underconfident
-        on well-separated classes). Multi-class: the one-vs-rest
-        probabilities normalised to sum to one.
+        on well-separated classes), and turned towards the class's
+        frequency far from every training row: with s the largest prior
+        correlation of the point with a training row, p = (1 − w) p + w π,
+        w = (1 − s)⁴, π = (n_class + 1) / (n + 2). Multi-class: the one-vs-rest
+        probabilities normalised to sum to one (far from the data, the class
+        frequencies).
         """
         p = self._binary_probabilities(X)
         if p.shape[1] == 1:

@@ -501,6 +501,10 @@ def _describe_latent(model, view, target_class, names, ranges, positive):
         side = "below 1 %" if baseline < 0.01 else "above 99 %"
         lines.append(f"{link} alone would give a probability {side}; the components above move it back, so the "
                      "mean is a reference level, not a base rate.")
+    base_rate = getattr(getattr(binary, "posterior", None), "base_rate", None)
+    if base_rate is not None:
+        lines.append(f"- Far from every training row the probability turns to the class's frequency in training, "
+                     f"{_percent(base_rate)} (with one row of each class added).")
     rate = binary.likelihood_params_.get("outlier_rate")
     if rate is not None:
         lines.append(f"- An estimated {_percent(rate)} of the training labels are treated as label noise (outliers).")

@@ -9,7 +9,8 @@ from sklearn.gaussian_process import GaussianProcessClassifier
 from sklearn.gaussian_process.kernels import RBF, ConstantKernel, WhiteKernel
 
 from skgpsearch._engine._laplace import (MEAN_BOUNDS, LaplaceObjective, LaplacePosterior, binary_mean_bounds,
-                                         calibrate_predictive, find_mode, predictive_calibration)
+                                         calibrate_predictive, data_support, find_mode,
+                                         predictive_calibration)
 from skgpsearch._engine._linalg import cholesky_lower
 from skgpsearch._engine._likelihoods import Logistic, Probit, RobustProbit, get_likelihood
 from skgpsearch.grammar import parse
@@ -324,14 +325,28 @@ def test_a_posterior_started_at_a_subsets_predictions_is_the_posterior_from_scra
     assert ranking.log_marginal_likelihood == pytest.approx(posteriors[0].log_marginal_likelihood, abs=0.01)
 
 
-def _separable_posterior(likelihood, n=120, seed=0):
+def _separable_posterior(likelihood, n=120, seed=0, mean=0.0):
     # two Gaussian classes 6 standard deviations apart: a large amplitude, labels the posterior barely contracts
     rng = np.random.default_rng(seed)
     y = np.where(rng.random(n) < 0.5, 1.0, -1.0)
     X = rng.normal(size=(n, 2)) + 3.0 * y[:, None] * np.array([1.0, 0.0])
     kernel = to_kernel(parse("SE(0) * SE(1)"), X)
     kernel.theta = np.log([50.0, 4.0, 100.0])  # amplitude, lengthscales across and along the classes
-    return LaplacePosterior(kernel, 0.0, likelihood, likelihood.default_theta(), X, y), X, y
+    return LaplacePosterior(kernel, mean, likelihood, likelihood.default_theta(), X, y), X, y
+
+
+def _support_by_hand(posterior, X=None):
+    """The largest absolute prior correlation of each point of X (each training row, itself left out) with a
+    training row."""
+    if X is None:
+        K = posterior.kernel(posterior.X)
+        correlation = np.abs(K) / np.sqrt(np.outer(np.diag(K), np.diag(K)))
+        np.fill_diagonal(correlation, 0.0)
+        return correlation.max(axis=1)
+    K = posterior.kernel(posterior.X, X)
+    prior = posterior.kernel.diag(X)
+    return np.array([max(abs(K[i, j]) / np.sqrt(posterior.kernel.diag(posterior.X[i:i + 1])[0] * prior[j])
+                         for i in range(K.shape[0])) for j in range(K.shape[1])])
 
 
 @pytest.mark.parametrize("likelihood", LIKELIHOODS, ids=lambda l: l.name)
@@ -339,11 +354,13 @@ def test_the_calibrated_variance_scale_maximises_the_leave_one_out_density(likel
     posterior, X, y = _separable_posterior(likelihood)
     densities = posterior.calibrate_variance(y)
     mean, variance = posterior.loo_moments(y)
+    far = (1 - _support_by_hand(posterior)) ** 4
+    base = np.where(y > 0, np.sum(y > 0), np.sum(y < 0)) / (len(y) + 1)  # of each label among the other rows
     floor = 1.0 / (len(y) + 1)
 
     def total(scale):  # independent of the method: the floored predictive density, by hand
         p = np.exp(likelihood.log_predictive_density(y, mean, scale * variance, posterior.lik_theta))
-        return np.sum(np.log(floor + (1 - 2 * floor) * p))
+        return np.sum(np.log(floor + (1 - 2 * floor) * ((1 - far) * p + far * base)))
 
     grid = np.exp(np.linspace(np.log(1e-6), 0.0, 200))
     assert posterior.variance_scale < 0.1  # separable labels: far more confident than the raw Laplace predictive
@@ -369,6 +386,41 @@ def test_calibrated_probabilities_keep_the_floor_and_match_their_log_odds(likeli
     assert calibrated[0] > raw[0] and calibrated[1] < raw[1]
 
 
+@pytest.mark.parametrize("likelihood", LIKELIHOODS, ids=lambda l: l.name)
+def test_far_from_every_training_row_the_predictive_turns_to_the_base_rate(likelihood):
+    # a latent mean far from the class fraction: what the calibrated plug-in carried to every distant point
+    posterior, X, y = _separable_posterior(likelihood, mean=2.0)
+    posterior.calibrate_variance(y)
+    scale, floor = posterior.variance_scale, posterior.probability_floor
+    base = (np.sum(y > 0) + 1) / (len(y) + 2)
+    assert scale < 0.01 and posterior.base_rate == pytest.approx(base)
+    X_test = np.array([[3.0, 0.0], [-3.0, 0.0], [0.0, 0.0], [12.0, 0.0], [1e4, 1e4]])  # centres, boundary, far
+    far = (1 - _support_by_hand(posterior, X_test)) ** 4
+    assert far[0] < 1e-4 and far[1] < 1e-4 and far[-1] == pytest.approx(1.0)
+    p = posterior.predict_proba(X_test)
+    posterior.base_rate, posterior.probability_floor = None, 0.0
+    laplace = posterior.predict_proba(X_test)  # calibrated, without the turn and the floor
+    np.testing.assert_allclose(p, floor + (1 - 2 * floor) * ((1 - far) * laplace + far * base), rtol=1e-12)
+    assert abs(p[-1] - (1 + y.mean()) / 2) < 0.02 < abs(laplace[-1] - 0.5)  # y in {-1, 1}: fraction (1 + ȳ) / 2
+    posterior.base_rate, posterior.probability_floor = base, floor
+    np.testing.assert_allclose(posterior.predict_log_odds(X_test), np.log(p / (1 - p)), rtol=1e-8, atol=1e-10)
+
+
+def test_data_support_is_the_largest_absolute_correlation_with_a_training_row():
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(30, 2))
+    y = np.where(X[:, 0] > 0, 1.0, -1.0)
+    kernel = to_kernel(parse("SE(0) * SE(1) + LIN(0)"), X)
+    posterior = LaplacePosterior(kernel, 0.0, Probit(), np.zeros(0), X, y)
+    X_test = np.vstack([rng.normal(size=(5, 2)), [[-50.0, 3.0], [0.0, 40.0]]])
+    K_cross = kernel(X, X_test)
+    np.testing.assert_allclose(data_support(K_cross, kernel.diag(X), kernel.diag(X_test)),
+                               _support_by_hand(posterior, X_test), rtol=1e-12)
+    np.testing.assert_allclose(posterior.loo_support(), _support_by_hand(posterior), rtol=1e-12)
+    # along the line the linear term still correlates with the data; off it, nothing does
+    assert _support_by_hand(posterior, X_test)[-2] > 0.9 and _support_by_hand(posterior, X_test)[-1] < 0.1
+
+
 def test_calibration_keeps_the_variance_where_it_gains_little():
     # overlapping classes: the leave-one-out density is nearly flat in the scale
     X, y = _data(n=60, flip=0.2)
@@ -377,7 +429,11 @@ def test_calibration_keeps_the_variance_where_it_gains_little():
     raw = posterior.loo_log_density(y)
     calibrated = posterior.calibrate_variance(y)
     assert posterior.variance_scale == 1.0 and posterior.probability_floor == 0.0
-    np.testing.assert_array_equal(calibrated, raw)
+    # the Laplace predictive's own densities, turned towards each label's base rate among the other rows
+    far = (1 - _support_by_hand(posterior)) ** 4
+    base = np.where(y > 0, np.sum(y > 0), np.sum(y < 0)) / (len(y) + 1)
+    np.testing.assert_allclose(calibrated, np.log((1 - far) * np.exp(raw) + far * base), rtol=1e-10)
+    assert np.max(np.abs(calibrated - raw)) < 0.01  # the rows inform each other: the turn is small
 
 
 def _two_separable_posteriors():
@@ -395,11 +451,13 @@ def test_an_average_of_posteriors_is_calibrated_as_one_predictive():
     assert first.variance_scale == second.variance_scale < 0.1
     assert first.probability_floor == second.probability_floor == 1.0 / (len(y) + 2)
     moments = [first.loo_moments(y), second.loo_moments(y)]
+    far = [(1 - _support_by_hand(first)) ** 4, (1 - _support_by_hand(second)) ** 4]
+    base = np.where(y > 0, np.sum(y > 0), np.sum(y < 0)) / (len(y) + 1)
     floor = 1.0 / (len(y) + 1)
 
     def total(scale):  # the floored weighted average of the members' leave-one-out probabilities, by hand
-        p = sum(w * np.exp(Probit().log_predictive_density(y, m, scale * v, np.zeros(0)))
-                for w, (m, v) in zip(weights, moments))
+        p = sum(w * ((1 - f) * np.exp(Probit().log_predictive_density(y, m, scale * v, np.zeros(0))) + f * base)
+                for w, (m, v), f in zip(weights, moments, far))
         return np.sum(np.log(floor + (1 - 2 * floor) * p))
 
     assert densities.sum() == pytest.approx(total(first.variance_scale), rel=1e-9)

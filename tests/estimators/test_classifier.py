@@ -692,6 +692,40 @@ def test_probabilities_on_well_separated_classes_are_near_the_bayes_posterior():
     assert raw > 1.5 * calibrated  # (measured: 0.032 against 0.014; the Bayes posterior 0.0015)
 
 
+def test_far_from_the_training_rows_the_probability_turns_to_the_class_frequency():
+    # a sine boundary on [-3, 3]: the leave-one-out calibration sharpens the predictive near the rows (the
+    # plug-in c = 1e-6), which must not carry the latent mean's class fraction to certainty far away
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-3, 3, (80, 1))
+    y = (np.sin(2 * X[:, 0]) + 0.3 * rng.standard_normal(80) > 0).astype(int)
+    clf = CompositionalGPClassifier(random_state=0).fit(X, y)
+    assert min(c["variance_scale"] for c in clf.probability_calibration_) < 0.01
+    far = clf.predict_proba(np.array([[-500.0], [60.0]]))[:, 1]
+    near = clf.predict_proba(np.array([[np.pi / 4], [-np.pi / 4]]))[:, 1]
+    floor = clf.probability_calibration_[0]["probability_floor"]
+    rate = (y.sum() + 1) / (len(y) + 2)  # the rule of succession, independent of the model
+    np.testing.assert_allclose(far, floor + (1 - 2 * floor) * rate, atol=1e-9)  # (0.83 at -500 before)
+    assert near[0] > 0.95 and near[1] < 0.05  # the crests of the sine, as confident as before
+    assert "Far from every training row the probability turns to the class's frequency in training, 51 %" \
+        in clf.describe()
+
+
+def test_far_from_the_training_rows_a_multiclass_model_predicts_the_class_frequencies():
+    # four blobs of 60, 45, 30 and 5 rows: far away each one-vs-rest probability is its class's frequency, so
+    # the argmax is the largest class (the prior's Φ(m / √(1 + σ²)) had given it to the 5-row class)
+    rng = np.random.default_rng(1)
+    centres = np.array([[0.0, 0.0], [4.0, 0.0], [0.0, 4.0], [4.0, 4.0]])
+    counts = [60, 45, 30, 5]
+    X = np.vstack([c + rng.normal(size=(k, 2)) for c, k in zip(centres, counts)])
+    y = np.repeat(np.arange(4), counts)
+    clf = CompositionalGPClassifier(max_depth=1, random_state=0).fit(X, y)
+    far = clf.predict_proba(np.array([[1000.0, 1000.0], [-1000.0, 1000.0], [1e6, -1e6]]))
+    rates = (np.array(counts) + 1) / (len(y) + 2)
+    np.testing.assert_allclose(far, np.tile(rates / rates.sum(), (3, 1)), atol=0.01)
+    assert np.all(clf.predict(np.array([[1000.0, 1000.0], [1e6, -1e6]])) == 0)
+    assert np.mean(clf.predict(X) == y) > 0.9  # among the rows it still separates the blobs
+
+
 @pytest.mark.slow
 def test_finalists_are_judged_by_their_calibrated_predictives():
     # scikit-learn's digits, 1 against the rest (500 training rows, 57 non-constant pixels): one ARD kernel
