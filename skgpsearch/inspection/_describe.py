@@ -460,7 +460,8 @@ def _shares_line(parts, of_what):
 def _change_lines(structure, names, estimator, dates=frozenset()):
     """One sentence per changepoint or change window of the structure, outermost first, its positions in the
     user's units (through the inverse of the estimator's input warping, if any)."""
-    return [f"- The structure changes: {_change_phrase(_in_user_units(node, estimator), names, user_ranges(estimator), dates)}."
+    spreads = user_ranges(estimator)
+    return [f"- The structure changes: {_change_phrase(_in_user_units(node, estimator), names, spreads, dates)}."
             for node in structure.changes]
 
 
@@ -479,11 +480,12 @@ def _in_user_units(node, estimator):
 
 def _describe_latent(model, view, target_class, names, ranges, positive):
     parts = decompose(model, target_class=target_class)
+    positions = user_ranges(model)  # changes are told in the user's units
     binary = view.latent_models[view.classes.index(positive) if len(view.classes) > 2 else 0]
     lines = [f"Structure: {binary.structure_.to_string(names)}", ""]
     for component in parts:
         lines.append(
-            f"- {_capitalise(_component_phrase(component, names, ranges, _dates(model), user_ranges(model)))} accounts for "
+            f"- {_capitalise(_component_phrase(component, names, ranges, _dates(model), positions))} accounts for "
             f"{_percent(component.variance_share)} of the variance of the latent function "
             f"(standard deviation ≈ {_num(np.std(component.mean))} on the {binary.likelihood.name} scale)."
         )
