@@ -110,7 +110,8 @@ def _parser():
     discover.add_argument("--report", default=None, metavar="PATH", help="write a report (.html or .md)")
     discover.add_argument("--save-model", default=None, metavar="PATH", help=SAVE_MODEL_HELP)
     discover.add_argument("--no-compare", action="store_true",
-                          help="skip the cross-validated comparison with a RandomForest")
+                          help="skip the cross-validated comparison with a RandomForest (and, for a series, "
+                               "the hold-out forecast beside simple forecasters)")
     discover.add_argument("--random-state", type=int, default=0, metavar="N")
     discover.add_argument("--quiet", action="store_true", help="no progress on stderr")
     discover.set_defaults(run=_discover)
