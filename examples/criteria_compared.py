@@ -47,11 +47,11 @@ def draw(seed, trend_lengthscale, period, n_train=150, n_test=50):
     return X[:n_train], y[:n_train], X[n_train:], y[n_train:]
 
 
-def compare(design, seeds, n_jobs, n_train=150):
+def compare(design, seeds, n_jobs, n_train=150, criteria=CRITERIA):
     """One row per criterion: hits, held-out RMSE, seconds; and the structures chosen."""
     draws = {seed: draw(seed, **DESIGNS[design], n_train=n_train) for seed in seeds}
     rows, chosen_by = [], {}
-    for criterion in CRITERIA:
+    for criterion in criteria:
         hits, rmses, seconds, chosen = 0, [], 0.0, []
         for seed in seeds:
             X_train, y_train, X_test, y_test = draws[seed]
@@ -74,15 +74,15 @@ def compare(design, seeds, n_jobs, n_train=150):
     return rows, chosen_by
 
 
-def main(seeds=range(5), n_jobs=-1, n_train=150):
-    """Both designs, one draw per seed, ``n_train`` training and 50 held-out points each;
-    ``n_jobs=-1`` fits candidates on every core."""
+def main(seeds=range(5), n_jobs=-1, n_train=150, criteria=CRITERIA):
+    """Both designs, one draw per seed, ``n_train`` training and 50 held-out points each, one search per
+    criterion in ``criteria``; ``n_jobs=-1`` fits candidates on every core."""
     seeds = list(seeds)
     start = time.perf_counter()
     print(f"True structure: {TRUE_STRUCTURE}, noise sd {NOISE_SD}; {len(seeds)} draws per design, "
           f"{n_train} training and 50 held-out points each")
     for design, settings in DESIGNS.items():
-        rows, chosen_by = compare(design, seeds, n_jobs, n_train)
+        rows, chosen_by = compare(design, seeds, n_jobs, n_train, criteria)
         print(f"\nDesign {design!r}: trend lengthscale {settings['trend_lengthscale']}, "
               f"period {settings['period']}")
         print("| criterion | true structure chosen | held-out RMSE (mean ± sd) | search seconds (all draws) |")

@@ -70,6 +70,8 @@ def _parser():
     demo.add_argument("--report", default="skgpsearch-demo-report.html", metavar="PATH",
                       help="report file, .html or .md (default: %(default)s)")
     demo.add_argument("--save-model", default=None, metavar="PATH", help=SAVE_MODEL_HELP)
+    demo.add_argument("--max-depth", type=int, default=3, metavar="N",
+                      help="largest number of search steps (default: %(default)s; 2 takes about a third of the time)")
     demo.add_argument("--n-jobs", type=int, default=2, metavar="N", help="parallel candidate fits (default: 2)")
     demo.add_argument("--random-state", type=int, default=0, metavar="N")
     demo.set_defaults(run=_demo)
@@ -148,6 +150,7 @@ def _demo(args):
     _check_report_path(args.report)
     if args.save_model:
         _check_writable(args.save_model, "the model")
+    _check_max_depth(args.max_depth)
     n_train, n_forecast = 240, 24
     data = load_mauna_loa(n_samples=n_train + n_forecast)
     names = list(data.feature_names)
@@ -157,7 +160,7 @@ def _demo(args):
     print(f"Mauna Loa CO2, monthly, {n_train} months from 1958 (bundled with the package); "
           f"the next {n_forecast} months are held out.")
     model = CompositionalGPRegressor(
-        base_kernels=("SE", "RQ", "PER", "LIN"), criterion="bic", max_depth=3, n_jobs=args.n_jobs,
+        base_kernels=("SE", "RQ", "PER", "LIN"), criterion="bic", max_depth=args.max_depth, n_jobs=args.n_jobs,
         random_state=args.random_state, verbose=1,
     )
     seconds = _fit(model, X_train, y_train, quiet=False)
@@ -178,6 +181,11 @@ def _demo(args):
     if args.save_model:
         _save_model(model, args.save_model)
     return 0
+
+
+def _check_max_depth(max_depth):
+    if max_depth < 1:
+        raise UsageError(f"--max-depth must be at least 1, got {max_depth}.")
 
 
 def _forest(args):
@@ -244,8 +252,7 @@ def _discover(args):
     params = {"criterion": criterion, "n_jobs": args.n_jobs, "random_state": args.random_state,
               "verbose": 0 if args.quiet else 1}
     if args.max_depth is not None:
-        if args.max_depth < 1:
-            raise UsageError(f"--max-depth must be at least 1, got {args.max_depth}.")
+        _check_max_depth(args.max_depth)
         params["max_depth"] = args.max_depth
     if args.time_budget is not None:
         if not args.time_budget > 0:

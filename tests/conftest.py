@@ -33,20 +33,52 @@ def _param_id(value) -> str:
     return repr(value).replace("\n", "").replace(" ", "")
 
 
-def estimator_checks(fast=(), slow=(), slow_checks=()):
+#: The scikit-learn checks of input handling alone (dtypes, NaN, shapes, sparse and read-only arrays, y that is
+#: not a target): an estimator validates its input once, before any likelihood, grammar or selection rule acts,
+#: so the first configuration checks it for every other.
+INPUT_CHECKS = frozenset({
+    "check_dtype_object", "check_estimators_dtypes", "check_complex_data", "check_estimators_nan_inf",
+    "check_estimators_empty_data_messages", "check_fit2d_1sample", "check_fit2d_1feature", "check_fit1d",
+    "check_fit2d_predict1d", "check_supervised_y_no_nan", "check_supervised_y_2d", "check_requires_y_none",
+    "check_regressor_data_not_an_array", "check_classifier_data_not_an_array", "check_regressors_int",
+    "check_classifiers_regression_target", "check_f_contiguous_array_estimator", "check_readonly_memmap_input",
+    "check_estimator_sparse_array", "check_estimator_sparse_matrix", "check_estimator_sparse_tag",
+    "check_positive_only_tag_during_fit", "check_n_features_in_after_fitting", "check_array_api_input",
+})
+
+
+def estimator_checks(fast=(), slow=(), slow_checks=(), first_only=frozenset()):
     """``parametrize_with_checks`` over ``fast`` and ``slow`` estimators, with the costly pairs marked slow.
 
     Every check of a ``slow`` estimator is marked slow, and so are the
     checks named in ``slow_checks`` (those that fit on the checks' largest
     data) of the ``fast`` ones. Checks scikit-learn expects to fail are
-    xfail, as with ``parametrize_with_checks``.
+    xfail, as with ``parametrize_with_checks``. The read-only reruns of the
+    training checks that others cover are left out (see
+    ``_repeats_read_only_input``): each refits on the checks' largest data;
+    so are the checks named in ``first_only`` of every estimator but the
+    first (for example ``INPUT_CHECKS``, where the configurations share
+    their code).
     """
     params = []
-    for estimator, costly in [(e, False) for e in fast] + [(e, True) for e in slow]:
+    estimators = [(e, False) for e in fast] + [(e, True) for e in slow]
+    for position, (estimator, costly) in enumerate(estimators):
         for instance, check in estimator_checks_generator(estimator, legacy=True, mark="xfail"):
+            if _repeats_read_only_input(check, costly) or (position > 0 and _check_name(check) in first_only):
+                continue
             marked = costly or _check_name(check) in slow_checks
             params.append(pytest.param(instance, check, marks=[pytest.mark.slow] if marked else []))
     return pytest.mark.parametrize("estimator, check", params, ids=_param_id)
+
+
+def _repeats_read_only_input(check, costly) -> bool:
+    """Whether ``check`` is a read-only rerun of a training check that others cover: its float32 read-only
+    variant (and ``check_readonly_memmap_input``) reads read-only memory too, and a ``slow`` estimator (another
+    likelihood) validates its input with the same code as the ``fast`` ones, whose variants run."""
+    keywords = check.keywords if isinstance(check, functools.partial) else {}
+    if not keywords.get("readonly_memmap") or not _check_name(check).endswith("_train"):
+        return False
+    return costly or "X_dtype" not in keywords
 
 
 def two_moons_like(n=150, seed=0, flip=0.0):

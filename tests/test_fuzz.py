@@ -79,6 +79,7 @@ def _check_fit(estimator, X, y):
         assert np.all(np.isfinite(prediction))
 
 
+@pytest.mark.slow  # over 3 s on 2 cores
 @SETTINGS
 @given(data())
 def test_regressor_fits_or_refuses_clearly(Xy):

@@ -164,8 +164,10 @@ def test_groups_reach_the_splitter_and_not_the_refits_of_a_grammar_search(routin
     # a grammar search refits each level's best on all rows (to start its children there): with the
     # estimator's own fit parameters only, as GridSearchCV's refit
     groups = np.repeat(np.arange(5), 10)
+    # (two base kernels: each level's refit is what is checked; the default five made three times the candidates)
     with sklearn.config_context(enable_metadata_routing=routing):
-        search = KernelSearchCV(GaussianProcessRegressor(), scoring="r2", cv=GroupKFold(5), max_depth=2)
+        search = KernelSearchCV(GaussianProcessRegressor(), base_kernels=("SE", "LIN"), scoring="r2",
+                                cv=GroupKFold(5), max_depth=2)
         search.fit(X, y, groups=groups)
     assert max(search.cv_results_["depth"]) == 2 and search.n_splits_ == 5
     assert np.all(np.isfinite(search.cv_results_["mean_test_score"]))

@@ -50,6 +50,7 @@ def test_the_warp_does_not_depend_on_units_and_stays_finite_far_outside_the_data
     assert np.all(np.isfinite(constant.transform(np.array([[1.0, 3.0], [2.0, 50.0]]))))
 
 
+@pytest.mark.slow  # over 3 s on 2 cores
 def test_a_skewed_table_is_predicted_better_warped_and_explained_in_its_own_units():
     rng = np.random.default_rng(2)
     X = _skewed_table(150, 3)
@@ -79,9 +80,11 @@ def test_auto_warps_tables_of_distance_based_kernels_only():
     # one column (a series): its periodic and linear kernels need its own units
     assert CompositionalGPRegressor(max_depth=1, random_state=0).fit(series, y).input_transformer_ is None
     X = _skewed_table(40, 6)
-    with_periodic = CompositionalGPRegressor(base_kernels=("SE", "PER"), max_depth=1, random_state=0).fit(X, y)
+    # (no baselines: the decision is made before the search, from the base kernels; a third of these fits' time)
+    with_periodic = CompositionalGPRegressor(base_kernels=("SE", "PER"), max_depth=1, baseline_models=False,
+                                             random_state=0).fit(X, y)
     assert with_periodic.input_transformer_ is None
-    forced = CompositionalGPRegressor(base_kernels=("SE", "PER"), max_depth=1, random_state=0,
+    forced = CompositionalGPRegressor(base_kernels=("SE", "PER"), max_depth=1, baseline_models=False, random_state=0,
                                       warp_inputs=True).fit(X, y)
     assert forced.input_transformer_ is not None
     labels = (X[:, 0] > np.median(X[:, 0])).astype(int)

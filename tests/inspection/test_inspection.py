@@ -56,9 +56,10 @@ def additive_regression():
 def periodic_regression():
     t = np.linspace(0, 6, 90)[:, None]
     y = 0.8 * t[:, 0] + np.sin(2 * np.pi * t[:, 0]) + 0.05 * np.random.default_rng(1).normal(size=90)
-    # (selected by the criterion: the runner-up tests read the search's runner-up)
-    model = CompositionalGPRegressor(base_kernels=("PER", "LIN"), max_depth=2, random_state=0,
-                                     selection="criterion").fit(t, y)
+    # (selected by the criterion: the runner-up tests read the search's runner-up; no change operators: their
+    # six candidates were two thirds of the fit's time, and the same PER(0) + LIN(0) wins by 53 nats without them)
+    model = CompositionalGPRegressor(base_kernels=("PER", "LIN"), change_operators=None, max_depth=2,
+                                     random_state=0, selection="criterion").fit(t, y)
     return model, t, y
 
 

@@ -70,6 +70,7 @@ def test_only_independent_starts_are_split():
     assert start_shards(_fitter(effort="screened"), 1, X.shape[0], n_jobs=2)[0].start_shard is None
 
 
+@pytest.mark.slow  # over 3 s on 2 cores
 def test_a_misused_shard_of_screened_starts_keeps_them_whole_in_the_first():
     """A shard of a fit whose starts are screened together: the first shard fits as the unsplit fit does."""
     Xs = np.linspace(0.0, 40.0, 400)[:, None]  # a series long enough for the screened effort
