@@ -17,13 +17,14 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from sklearn.base import clone
+from sklearn.base import RegressorMixin, clone
 
 from .._engine._linalg import NumericalError
 from .._engine._exact import GPPosterior, RegressionObjective
+from ..grammar._expr import Base
 from ._protocol import OneVsRestModel
 
-__all__ = ["SKLEARN_CLASSIFIER_CRITERIA", "SKLEARN_REGRESSOR_CRITERIA", "criterion_target"]
+__all__ = ["SKLEARN_CLASSIFIER_CRITERIA", "SKLEARN_REGRESSOR_CRITERIA", "check_criterion_applies", "criterion_target"]
 
 
 def criterion_target(estimator: Any, X: Any) -> tuple[Any, Any]:
@@ -53,6 +54,37 @@ def criterion_target(estimator: Any, X: Any) -> tuple[Any, Any]:
 #: The criteria the views of scikit-learn's GPs can compute (the others need a skgpsearch estimator).
 SKLEARN_REGRESSOR_CRITERIA = ("lml", "aic", "bic", "bic_light", "loo", "loo_mse")
 SKLEARN_CLASSIFIER_CRITERIA = ("lml", "aic", "bic", "bic_light")
+
+
+def check_criterion_applies(criterion: Any, target: Any) -> None:
+    """A ``ValueError`` naming the alternatives when the named ``criterion`` cannot score ``target`` (what
+    :func:`criterion_target` returned): a criterion of the other task, or one a view of scikit-learn's GPs
+    cannot compute. (Otherwise such a score ends as an AttributeError deep inside, or as NaN, which
+    ``cross_val_score`` and ``GridSearchCV`` only warn about.)"""
+    name = getattr(criterion, "name", None)
+    classification = isinstance(target, (OneVsRestModel, _SklearnClassifierView))
+    if classification:
+        task = "classification"
+    elif isinstance(target, (_SklearnRegressorView, RegressorMixin)):
+        task = "regression"
+    else:
+        task = None  # a model of one problem inside a search, whose estimator checked the task before it
+    if task is not None and not getattr(criterion, task, True):
+        from . import criterion_names
+
+        owner = "classifiers" if task == "regression" else "regression"
+        raise ValueError(
+            f"The criterion {name or type(criterion).__name__!r} applies to {owner} only; for {task} use one of "
+            f"{', '.join(criterion_names(task))}."
+        )
+    if isinstance(target, _SklearnView) and name is not None:
+        supported = SKLEARN_CLASSIFIER_CRITERIA if classification else SKLEARN_REGRESSOR_CRITERIA
+        if name not in supported:
+            raise ValueError(
+                f"The criterion {name!r} needs a skgpsearch estimator; scikit-learn's "
+                f"{type(target.estimator).__name__} can be scored by {', '.join(supported)}, or by a scikit-learn "
+                "scorer on held-out folds (for example scoring='neg_mean_squared_error' or 'accuracy', cv=5)."
+            )
 
 
 def _unsupported(what):
@@ -112,7 +144,22 @@ class _SklearnView:
 
 
 class _SklearnRegressorView(_SklearnView):
-    """Read-only view of a fitted GaussianProcessRegressor (noise = its ``alpha`` plus any WhiteKernel)."""
+    """Read-only view of a fitted GaussianProcessRegressor (noise = its ``alpha`` plus any WhiteKernel).
+
+    Its evidence is that of the targets in their own units, as our estimators': scikit-learn's value is of
+    the targets divided by their standard deviation when ``normalize_y``, n log(sd) nats higher. A
+    ``WhiteKernel`` added to the kernel is the noise, which a structure (and so ``bic_light``'s count of
+    base kernels) leaves out, as our estimators' structures do.
+    """
+
+    @property
+    def structure_(self):
+        from ..grammar import add
+
+        structure = super().structure_
+        signal = [term for term in structure.terms()
+                  if not (isinstance(term, Base) and term.kind.white_noise)]
+        return add(*signal) if signal and len(signal) < len(structure.terms()) else structure
 
     @property
     def _y_train_mean(self):
@@ -139,10 +186,12 @@ class _SklearnRegressorView(_SklearnView):
         X = np.asarray(X, dtype=float)
         self._check_features(X)
         y = np.asarray(y, dtype=float).ravel()
+        # the Jacobian of the normalisation: log p(y) = log p(y / sd) - n log(sd)
+        jacobian = -y.size * np.log(self._y_train_std)
         if self._is_training(X, y):
-            return float(est.log_marginal_likelihood_value_)
+            return float(est.log_marginal_likelihood_value_) + jacobian
         try:
-            return GPPosterior(est.kernel_, self._alpha(), X, self._normalised(y)).log_marginal_likelihood
+            return GPPosterior(est.kernel_, self._alpha(), X, self._normalised(y)).log_marginal_likelihood + jacobian
         except NumericalError:
             return float("nan")
 
@@ -156,7 +205,18 @@ class _SklearnRegressorView(_SklearnView):
 
 
 class _SklearnClassifierView(_SklearnView):
-    """Read-only view of a fitted GaussianProcessClassifier (its Laplace evidence)."""
+    """Read-only view of a fitted binary GaussianProcessClassifier (its Laplace evidence)."""
+
+    def __init__(self, estimator):
+        classes = getattr(estimator, "classes_", None)
+        if classes is not None and len(classes) > 2:
+            raise ValueError(
+                f"This GaussianProcessClassifier has {len(classes)} classes, but the model-selection criteria "
+                "score a binary one (a multi-class one fits a kernel per class). Score it on held-out folds "
+                "instead, for example scoring='accuracy' or 'neg_log_loss' with cv=5, or use a "
+                "CompositionalGPClassifier, which the criteria score class by class."
+            )
+        super().__init__(estimator)
 
     def _training_targets(self):
         est = self.estimator

@@ -16,17 +16,6 @@ if TYPE_CHECKING:
 __all__ = ["Criterion", "CallableCriterion", "LogMarginalLikelihood", "AIC", "BIC", "BICLight"]
 
 
-def _names_for(task):
-    """Names of the criteria defined so far that apply to ``task`` (every subclass with a name)."""
-    names, stack = set(), [Criterion]
-    while stack:
-        cls = stack.pop()
-        stack.extend(cls.__subclasses__())
-        if cls.name is not None and getattr(cls, task):
-            names.add(cls.name)
-    return sorted(names)
-
-
 class Criterion:
     """Base class: a model-selection criterion, greater is better.
 
@@ -59,16 +48,12 @@ class Criterion:
     regression = True
 
     def __call__(self, estimator: Any, X: ArrayLike, y: ArrayLike) -> float:
-        from ._adapters import criterion_target
+        from ._adapters import check_criterion_applies, criterion_target
 
         estimator, X = criterion_target(estimator, X)
+        check_criterion_applies(self, estimator)
         if not isinstance(estimator, OneVsRestModel):
             return self._score(estimator, X, y)
-        if not self.classification:
-            raise ValueError(
-                f"The criterion {self.name or type(self).__name__!r} applies to regression only; "
-                f"for classifiers use {', '.join(_names_for('classification'))}."
-            )
         parts = estimator._criterion_parts(X, y)
         return self.combine([self._score(view, X_part, y_part) for view, X_part, y_part in parts])
 

@@ -118,6 +118,12 @@ class MSLL(Criterion):
         variance = std**2
         loss = 0.5 * np.log(2 * np.pi * variance) + 0.5 * (y - mean) ** 2 / variance
         m0, v0 = float(np.mean(estimator.y_train_)), float(np.var(estimator.y_train_))
+        if not v0 > 0:
+            raise ValueError(
+                "msll compares the model's predictive density with a Gaussian of the training targets' mean and "
+                "variance, but the training target is constant (variance 0), so there is nothing to compare with; "
+                "use smse, or loo (the leave-one-out log predictive density)."
+            )
         trivial = 0.5 * np.log(2 * np.pi * v0) + 0.5 * (y - m0) ** 2 / v0
         return -float(np.mean(loss - trivial))
 
