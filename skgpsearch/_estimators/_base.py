@@ -264,9 +264,23 @@ class StructureSearchMixin:
         sets only its own (a Gaussian refit of a Student-t model had kept ``noise_scale_`` and
         ``degrees_of_freedom_``, and ``describe()`` then called its noise Student-t).
         """
+        self._forget_fit()
+        self._fit_started = time.perf_counter()
+
+    def _forget_fit(self) -> None:
         for name in [name for name in vars(self) if name.endswith("_") and not name.startswith("__")]:
             delattr(self, name)
-        self._fit_started = time.perf_counter()
+
+    def _fit_or_forget(self, fit: Callable[[Any, Any], Any], X: Any, y: Any) -> Any:
+        """``fit(X, y)``; when it raises (input it refuses, a Ctrl-C before anything was fitted, an error in a
+        progress callback), every fitted attribute goes with it: the estimator then reads as unfitted
+        (``NotFittedError``), not as fitted with parts missing (``n_features_in_`` and ``classes_`` are set
+        before the search)."""
+        try:
+            return fit(X, y)
+        except BaseException:
+            self._forget_fit()
+            raise
 
     @staticmethod
     def _target_name(y: Any) -> str | None:

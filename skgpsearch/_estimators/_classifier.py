@@ -367,6 +367,10 @@ class CompositionalGPClassifier(StructureSearchMixin, ClassifierMixin, BaseEstim
         -------
         self : object
         """
+        return self._fit_or_forget(self._search_and_fit, X, y)
+
+    def _search_and_fit(self, X: ArrayLike, y: ArrayLike) -> CompositionalGPClassifier:
+        """The work of :meth:`fit`."""
         self._validate_params()
         self._start_fit_clock()
         target_name = self._target_name(y)
@@ -407,26 +411,37 @@ class CompositionalGPClassifier(StructureSearchMixin, ClassifierMixin, BaseEstim
                 max_optimize_samples=self.max_optimize_samples, baseline_models=self.baseline_models,
                 searching=not grammar.single_structure, objective=self.objective,
             )
+            outcome = None
             if interrupted_in is None:
                 with warnings.catch_warnings(record=len(positives) > 1) as caught:
                     if caught is not None:
                         warnings.simplefilter("always")
-                    outcome = self._run_pipeline(fitter, grammar, criterion, seed + k,
-                                                 searches_left=len(positives) - i)
+                    try:
+                        outcome = self._run_pipeline(fitter, grammar, criterion, seed + k,
+                                                     searches_left=len(positives) - i)
+                    except KeyboardInterrupt:
+                        # before this class had a fitted structure: the classes searched before it are kept,
+                        # and it gets its first base kernel as the classes after it (the first class re-raises)
+                        if i == 0:
+                            raise
+                        interrupted_in = self.classes_[k]
                 for warning in caught or ():
                     if issubclass(warning.category, ConvergenceWarning) and "time budget" in str(warning.message):
                         budget_reached.append(self.classes_[k])
                     else:
                         other_warnings.setdefault((warning.category, str(warning.message)), warning)
-                if "interrupted" in outcome.search.stop_reason:
+                if outcome is not None and "interrupted" in outcome.search.stop_reason:
                     interrupted_in = self.classes_[k]
-            else:
+            if outcome is None:
                 # one Ctrl-C ends the whole fit: the classes after it get their first base kernel, fitted
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore", ConvergenceWarning)
                     outcome = self._run_pipeline(fitter, grammar, criterion, seed + k, budget=MIN_SEARCH_BUDGET)
-                outcome.search.stop_reason = (f"not searched: the fit was interrupted in class "
-                                              f"'{interrupted_in}' vs rest; the first base kernel only")
+                outcome.search.stop_reason = (
+                    "interrupted before a structure was fitted; the first base kernel only"
+                    if self.classes_[k] == interrupted_in else
+                    f"not searched: the fit was interrupted in class '{interrupted_in}' vs rest; the first base "
+                    "kernel only")
             models.append(fitter.final_model(outcome))
             outcomes.append(outcome)
         for warning in other_warnings.values():
@@ -437,10 +452,13 @@ class CompositionalGPClassifier(StructureSearchMixin, ClassifierMixin, BaseEstim
                           "classes): each model is the best found by then (see search_stop_reason_); raise "
                           "time_budget to search further.", ConvergenceWarning, stacklevel=2)
         unsearched = [self.classes_[k] for k, o in zip(positives, outcomes) if o.search.stop_reason.startswith("not")]
-        if unsearched:
-            warnings.warn(f"The fit was interrupted in class '{interrupted_in}' vs rest: the classes after it "
-                          f"({', '.join(map(str, unsearched))}) were not searched and use their first base kernel "
-                          "(see search_stop_reason_).", RuntimeWarning, stacklevel=2)
+        bare = any(o.search.stop_reason.startswith("interrupted before") for o in outcomes)
+        if unsearched or bare:
+            own = " (before its search had fitted a structure: it uses its first base kernel too)" if bare else ""
+            after = (f": the classes after it ({', '.join(map(str, unsearched))}) were not searched and use their "
+                     "first base kernel" if unsearched else "")
+            warnings.warn(f"The fit was interrupted in class '{interrupted_in}' vs rest{own}{after} (see "
+                          "search_stop_reason_).", RuntimeWarning, stacklevel=2)
         self._binary_models = models
         self.X_train_, self.y_train_ = X, y
         self._gp_X_train = X_model

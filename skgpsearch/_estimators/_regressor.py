@@ -517,6 +517,10 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
         -------
         self : object
         """
+        return self._fit_or_forget(self._search_and_fit, X, y)
+
+    def _search_and_fit(self, X: ArrayLike, y: ArrayLike) -> CompositionalGPRegressor:
+        """The work of :meth:`fit`."""
         self._validate_params()
         self._start_fit_clock()
         target_name = self._target_name(y)

@@ -324,6 +324,12 @@ class StructureSearch:
                 frontier = [(child, b) for b in ranked[: self.beam_width] for child in self.expand(result.records[b])]
         except KeyboardInterrupt:
             result.stop_reason = "interrupted"
+            # the best of every fitted record: the unfinished depth's too (its records are kept as they arrive)
+            fitted = [i for i, record in enumerate(result.records) if record.status == OK]
+            if fitted:
+                best = max(fitted, key=lambda i: result.records[i].criterion)
+                if result.best_index is None or result.records[best].criterion > best_score:
+                    result.best_index = best
             if result.best_index is None:
                 raise
             warnings.warn("Search interrupted: keeping the best structure found so far.", RuntimeWarning)

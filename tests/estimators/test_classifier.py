@@ -225,6 +225,33 @@ def test_an_interrupt_ends_a_multiclass_fit_with_every_class_fitted(monkeypatch)
     assert clf.predict_proba(X).shape == (90, 3) and clf.score(X, y) > 0.7
 
 
+def test_an_interrupt_before_a_class_had_a_structure_keeps_the_classes_searched_before(monkeypatch):
+    # Ctrl-C as the second class's search starts: fit had raised it, and the first class's search was lost
+    rng = np.random.default_rng(1)
+    X = rng.uniform(-2, 2, size=(60, 2))
+    y = np.array(["a", "b", "c"])[np.digitize(X[:, 0] + 0.2 * rng.normal(size=60), [-0.7, 0.7])]
+    run, calls = CompositionalGPClassifier._run_pipeline, []
+
+    def ctrl_c_as_the_second_search_starts(self, *args, **kwargs):
+        calls.append(kwargs.get("budget"))
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return run(self, *args, **kwargs)
+
+    monkeypatch.setattr(CompositionalGPClassifier, "_run_pipeline", ctrl_c_as_the_second_search_starts)
+    with pytest.warns(RuntimeWarning, match=r"interrupted in class 'b' vs rest \(before its search had fitted a "
+                                             r"structure: it uses its first base kernel too\): the classes after it "
+                                             r"\(c\) were not searched"):
+        try:
+            clf = CompositionalGPClassifier(max_depth=1, n_restarts=0, random_state=0).fit(X, y)
+        except KeyboardInterrupt:  # (uncaught, it would end the test session)
+            pytest.fail("the interrupt escaped fit")
+    assert not clf.search_stop_reason_[0].startswith(("interrupted", "not"))
+    assert clf.search_stop_reason_[1] == "interrupted before a structure was fitted; the first base kernel only"
+    assert clf.search_stop_reason_[2].startswith("not searched: the fit was interrupted in class 'b'")
+    assert clf.predict_proba(X).shape == (60, 3) and clf.score(X, y) > 0.7
+
+
 @pytest.mark.slow
 def test_multiclass_string_labels_one_structure_per_class():
     rng = np.random.default_rng(0)

@@ -615,6 +615,73 @@ def test_interrupted_search_keeps_the_best_so_far(additive_interaction_data, mon
     assert model.predict(X[:2]).shape == (2,)
 
 
+def _interrupt_after(monkeypatch, n_records):
+    """A Ctrl-C as the search is about to receive a fitted candidate after ``n_records`` of them."""
+    from skgpsearch._search import _loop
+
+    original = _loop.StructureSearch.__init__
+
+    def init(self, evaluate, *args, **kwargs):
+        received = []
+
+        def evaluate_then_interrupt(chunk, deadline):
+            for record in evaluate(chunk, deadline):
+                if len(received) >= n_records:
+                    raise KeyboardInterrupt
+                yield record
+                received.append(record)
+
+        original(self, evaluate_then_interrupt, *args, **kwargs)
+
+    monkeypatch.setattr(_loop.StructureSearch, "__init__", init)
+
+
+@pytest.mark.parametrize("n_records", [2, 5])
+def test_an_interrupt_keeps_the_best_structure_fitted_so_far_at_any_depth(monkeypatch, n_records):
+    # three base kernels, then SE(0) + SE(1) and SE(0) * SE(1) of depth 2: interrupted during depth 2, the search
+    # had kept depth 1's SE(1) (BIC -166) over the SE(0) + SE(1) it had fitted (+83; training R² 0.76 against
+    # 0.99); interrupted after two base kernels, fit raised the KeyboardInterrupt and returned nothing
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-2, 2, size=(150, 3))
+    y = np.sin(2 * X[:, 0]) + X[:, 1] ** 2 + 0.1 * rng.normal(size=150)
+    _interrupt_after(monkeypatch, n_records)
+    with pytest.warns(RuntimeWarning, match="Search interrupted: keeping the best structure found so far"):
+        try:
+            model = CompositionalGPRegressor(n_jobs=1, random_state=0).fit(X, y)
+        except KeyboardInterrupt:  # (uncaught, it would end the test session)
+            pytest.fail("the interrupt escaped fit")
+    table = model.search_results_
+    fitted = [(c, s) for c, s, status in zip(table["criterion"], table["structure"], table["status"]) if status == "ok"]
+    assert len(fitted) >= n_records and model.search_stop_reason_.startswith("interrupted")
+    best_criterion, best_structure = max(fitted)
+    assert str(model.structure_) == best_structure
+    if n_records == 5:
+        assert best_criterion > max(c for c, s in fitted if "+" not in s and "*" not in s) + 100
+    assert model.score(X, y) > (0.95 if n_records == 5 else 0.5)
+
+
+def test_a_fit_that_raises_leaves_the_estimator_unfitted(monkeypatch):
+    from sklearn.exceptions import NotFittedError
+
+    from skgpsearch import CompositionalGPClassifier
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-2, 2, size=(30, 2))
+    labels = (X[:, 0] > 0).astype(int)
+    classifier = CompositionalGPClassifier(max_depth=1, n_restarts=0, random_state=0).fit(X, labels)
+    with pytest.raises(ValueError, match="at least 2 classes"):
+        classifier.fit(X, np.zeros(30, dtype=int))
+    # classes_ and n_features_in_ of the failed fit had stayed, and predict raised an AttributeError
+    with pytest.raises(NotFittedError):
+        classifier.predict(X)
+    _interrupt_after(monkeypatch, 0)
+    model = cheap()
+    with pytest.raises(KeyboardInterrupt):  # nothing fitted yet: there is nothing to keep
+        model.fit(X, X[:, 0])
+    with pytest.raises(NotFittedError):
+        model.predict(X)
+
+
 def test_review_regressions(additive_interaction_data):
     X, y = additive_interaction_data
     X, y = X[:60].copy(), y[:60].copy()
