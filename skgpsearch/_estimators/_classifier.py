@@ -29,6 +29,7 @@ from .._search import (
     fits_per_depth,
     likelihood_names,
     warn_about_degenerate_optimum,
+    user_stacklevel,
 )
 from ..grammar import Grammar
 from ..inspection import ClassificationView, Decomposition, decompose, describe
@@ -450,7 +451,7 @@ class CompositionalGPClassifier(StructureSearchMixin, ClassifierMixin, BaseEstim
             names = ", ".join(f"'{c}'" for c in dict.fromkeys(budget_reached))
             warnings.warn(f"The time budget cut short the one-vs-rest searches of {names} (of {len(positives)} "
                           "classes): each model is the best found by then (see search_stop_reason_); raise "
-                          "time_budget to search further.", ConvergenceWarning, stacklevel=2)
+                          "time_budget to search further.", ConvergenceWarning, stacklevel=user_stacklevel())
         unsearched = [self.classes_[k] for k, o in zip(positives, outcomes) if o.search.stop_reason.startswith("not")]
         bare = any(o.search.stop_reason.startswith("interrupted before") for o in outcomes)
         if unsearched or bare:
@@ -458,7 +459,7 @@ class CompositionalGPClassifier(StructureSearchMixin, ClassifierMixin, BaseEstim
             after = (f": the classes after it ({', '.join(map(str, unsearched))}) were not searched and use their "
                      "first base kernel" if unsearched else "")
             warnings.warn(f"The fit was interrupted in class '{interrupted_in}' vs rest{own}{after} (see "
-                          "search_stop_reason_).", RuntimeWarning, stacklevel=2)
+                          "search_stop_reason_).", RuntimeWarning, stacklevel=user_stacklevel())
         self._binary_models = models
         self.X_train_, self.y_train_ = X, y
         self._gp_X_train = X_model

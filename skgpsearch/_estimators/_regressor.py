@@ -25,6 +25,7 @@ from .._search import (
     regression_warping_evidence_gain,
     warn_about_degenerate_optimum,
     warn_about_outliers,
+    user_stacklevel,
 )
 from ..criteria import get_criterion
 from ..grammar import SERIES_CHANGE_OPERATORS, Grammar, get_grammar
@@ -534,7 +535,7 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
                 f"{n_repeated} of the {y.shape[0] + n_repeated} training rows repeat an earlier row exactly (the same "
                 "inputs and target). Read as measurements, exact repeats say the noise is zero and the model would "
                 "interpolate, so each distinct row is fitted once (X_train_ holds them). Remove the repeats before "
-                "fit to silence this warning.", RepeatedRowsWarning, stacklevel=2)
+                "fit to silence this warning.", RepeatedRowsWarning, stacklevel=user_stacklevel())
         self._check_n_jobs()
         constant_target = _warn_about_the_targets(y)
         criterion = self._criterion()
@@ -780,10 +781,10 @@ def _warn_about_the_targets(y: np.ndarray) -> bool:
     noise at its lower bound, held-out R² -0.26."""
     if np.ptp(y) == 0:
         warnings.warn(f"y is constant (every target is {y[0]:.6g}): the model predicts that value, and there is "
-                      "no structure to find.", UserWarning, stacklevel=3)
+                      "no structure to find.", UserWarning, stacklevel=user_stacklevel())
         return True
     if np.unique(y).size == 2:
         warnings.warn("y takes only two values: if they are class labels, use CompositionalGPClassifier; a "
                       "Gaussian regression of two levels can fit the labels of nearby rows exactly and predict "
-                      "new ones overconfidently.", UserWarning, stacklevel=3)
+                      "new ones overconfidently.", UserWarning, stacklevel=user_stacklevel())
     return False

@@ -24,7 +24,7 @@ from .._engine._exact import GPPosterior, RegressionObjective
 from ..grammar._expr import Base
 from ._protocol import OneVsRestModel
 
-__all__ = ["SKLEARN_CLASSIFIER_CRITERIA", "SKLEARN_REGRESSOR_CRITERIA", "check_criterion_applies", "criterion_target"]
+__all__ = ["SKLEARN_CLASSIFIER_CRITERIA", "SKLEARN_REGRESSOR_CRITERIA", "check_view_supports", "criterion_target", "criterion_task"]
 
 
 def criterion_target(estimator: Any, X: Any) -> tuple[Any, Any]:
@@ -56,35 +56,30 @@ SKLEARN_REGRESSOR_CRITERIA = ("lml", "aic", "bic", "bic_light", "loo", "loo_mse"
 SKLEARN_CLASSIFIER_CRITERIA = ("lml", "aic", "bic", "bic_light")
 
 
-def check_criterion_applies(criterion: Any, target: Any) -> None:
-    """A ``ValueError`` naming the alternatives when the named ``criterion`` cannot score ``target`` (what
-    :func:`criterion_target` returned): a criterion of the other task, or one a view of scikit-learn's GPs
-    cannot compute. (Otherwise such a score ends as an AttributeError deep inside, or as NaN, which
-    ``cross_val_score`` and ``GridSearchCV`` only warn about.)"""
-    name = getattr(criterion, "name", None)
-    classification = isinstance(target, (OneVsRestModel, _SklearnClassifierView))
-    if classification:
-        task = "classification"
-    elif isinstance(target, (_SklearnRegressorView, RegressorMixin)):
-        task = "regression"
-    else:
-        task = None  # a model of one problem inside a search, whose estimator checked the task before it
-    if task is not None and not getattr(criterion, task, True):
-        from . import criterion_names
+def criterion_task(target: Any) -> str | None:
+    """The task of ``target`` (what :func:`criterion_target` returned): "classification", "regression", or None
+    for a model of one problem inside a search, whose estimator checked its criterion's task before."""
+    if isinstance(target, (OneVsRestModel, _SklearnClassifierView)):
+        return "classification"
+    if isinstance(target, (_SklearnRegressorView, RegressorMixin)):
+        return "regression"
+    return None
 
-        owner = "classifiers" if task == "regression" else "regression"
+
+def check_view_supports(criterion: Any, target: Any) -> None:
+    """A ``ValueError`` naming the alternatives when ``target`` is a view of scikit-learn's GPs that cannot
+    compute the named ``criterion`` (otherwise an AttributeError deep inside, or NaN, which
+    ``cross_val_score`` and ``GridSearchCV`` only warn about)."""
+    name = getattr(criterion, "name", None)
+    if not isinstance(target, _SklearnView) or name is None:
+        return
+    supported = SKLEARN_CLASSIFIER_CRITERIA if isinstance(target, _SklearnClassifierView) else SKLEARN_REGRESSOR_CRITERIA
+    if name not in supported:
         raise ValueError(
-            f"The criterion {name or type(criterion).__name__!r} applies to {owner} only; for {task} use one of "
-            f"{', '.join(criterion_names(task))}."
+            f"The criterion {name!r} needs a skgpsearch estimator; scikit-learn's "
+            f"{type(target.estimator).__name__} can be scored by {', '.join(supported)}, or by a scikit-learn "
+            "scorer on held-out folds (for example scoring='neg_mean_squared_error' or 'accuracy', cv=5)."
         )
-    if isinstance(target, _SklearnView) and name is not None:
-        supported = SKLEARN_CLASSIFIER_CRITERIA if classification else SKLEARN_REGRESSOR_CRITERIA
-        if name not in supported:
-            raise ValueError(
-                f"The criterion {name!r} needs a skgpsearch estimator; scikit-learn's "
-                f"{type(target.estimator).__name__} can be scored by {', '.join(supported)}, or by a scikit-learn "
-                "scorer on held-out folds (for example scoring='neg_mean_squared_error' or 'accuracy', cv=5)."
-            )
 
 
 def _unsupported(what):

@@ -16,6 +16,17 @@ if TYPE_CHECKING:
 __all__ = ["Criterion", "CallableCriterion", "LogMarginalLikelihood", "AIC", "BIC", "BICLight"]
 
 
+def _names_for(task):
+    """Names of the criteria defined so far that apply to ``task`` (every subclass with a name)."""
+    names, stack = set(), [Criterion]
+    while stack:
+        cls = stack.pop()
+        stack.extend(cls.__subclasses__())
+        if cls.name is not None and getattr(cls, task):
+            names.add(cls.name)
+    return sorted(names)
+
+
 class Criterion:
     """Base class: a model-selection criterion, greater is better.
 
@@ -48,10 +59,17 @@ class Criterion:
     regression = True
 
     def __call__(self, estimator: Any, X: ArrayLike, y: ArrayLike) -> float:
-        from ._adapters import check_criterion_applies, criterion_target
+        from ._adapters import check_view_supports, criterion_target, criterion_task
 
         estimator, X = criterion_target(estimator, X)
-        check_criterion_applies(self, estimator)
+        task = criterion_task(estimator)
+        if task is not None and not getattr(self, task):
+            owner = "classifiers" if task == "regression" else "regression"
+            raise ValueError(
+                f"The criterion {self.name or type(self).__name__!r} applies to {owner} only; for {task} use one "
+                f"of {', '.join(_names_for(task))}."
+            )
+        check_view_supports(self, estimator)
         if not isinstance(estimator, OneVsRestModel):
             return self._score(estimator, X, y)
         parts = estimator._criterion_parts(X, y)
