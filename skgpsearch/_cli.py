@@ -353,7 +353,7 @@ def _read_csv(path):
 def _separator_hint(header):
     """A hint when a header read as one column holds another separator."""
     if len(header) == 1 and any(mark in header[0] for mark in ";\t|"):
-        return " (one column: are its values separated by commas? discover reads comma-separated files)"
+        return " (one column: are its values separated by commas? skgpsearch reads comma-separated files)"
     return ""
 
 
@@ -517,7 +517,7 @@ def _model_columns(model, header, data):
         missing = [name for name in names if name not in header]
         if missing:
             raise UsageError(f"{data} lacks the model's feature column(s) {', '.join(map(repr, missing))}; "
-                             f"the model needs: {', '.join(names)}.")
+                             f"the model needs: {', '.join(names)}{_separator_hint(header)}.")
         return names
     if len(header) != model.n_features_in_:
         raise UsageError(f"the model was fitted without column names on {model.n_features_in_} column(s); "

@@ -368,6 +368,15 @@ def test_predict_refuses_bad_models_and_data(regression_csv, tmp_path, capsys):
     code, out, err = run(capsys, "predict", tmp_path / "array.joblib", two)
     assert code == 0, err
     assert np.allclose(np.array(read_csv_rows(out)[1], dtype=float)[:, 2], model.predict([[1.0, 2.0], [3.0, 4.0]]))
+    # a model with column names, and a file of another separator: the hint discover gives
+    pd = pytest.importorskip("pandas")
+    named = CompositionalGPRegressor(base_kernels=("SE",), max_depth=1, random_state=0).fit(
+        pd.DataFrame(X, columns=["p", "q"]), y)
+    joblib.dump(named, tmp_path / "named.joblib")
+    two.write_text("p;q\n1.0;2.0\n")
+    code, _, err = run(capsys, "predict", tmp_path / "named.joblib", two)
+    assert "lacks the model's feature column(s) 'p', 'q'" in one_line_error(code, err)
+    assert "are its values separated by commas? skgpsearch reads comma-separated files" in err
     # a model path is checked before the search, as a report path is
     code, out, err = run(capsys, "discover", regression_csv, "--target", "y", "--quiet",
                          "--save-model", tmp_path / "no" / "m.joblib")
