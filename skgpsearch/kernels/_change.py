@@ -187,8 +187,9 @@ class ChangePoint(_ChangeOperator):
     k(x, x') = s(x) s(x') k1(x, x') + (1 − s(x)) (1 − s(x')) k2(x, x'),
     s(x) = 1 / (1 + exp((x_c − location) / width))
 
-    The switch falls from 1 to 0 around ``location``; 88 % of the change
-    happens within ± 2 ``width`` of it.
+    The switch falls from 1 to 0 around ``location``; 76 % of the change
+    (tanh 1) happens within ± 2 ``width`` of it, and its 10-90 % fall takes
+    2 ln 9 ≈ 4.4 widths.
 
     Parameters
     ----------
