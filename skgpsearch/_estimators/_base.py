@@ -221,6 +221,12 @@ class StructureSearchMixin:
                     "own change_operators instead.",
                     UserWarning,
                 )
+            for structure in self.grammar.initial(n_features):
+                outside = [c for c in structure.columns if not 0 <= c < n_features]
+                if outside:
+                    # (a change operator's column is read by the start hints before any kernel is built)
+                    raise ValueError(f"The structure {structure} uses column {outside[0]}, but the data has "
+                                     f"{n_features} columns.")
             return self.grammar
         options = {"base_kernels": names}
         if X is not None:

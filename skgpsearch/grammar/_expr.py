@@ -444,7 +444,10 @@ class Product(_Compound):
 
     @property
     def max_factors(self) -> int:
-        return sum(op.max_factors for op in self._operands)
+        if not any(isinstance(op, Sum) for op in self._operands):
+            return sum(op.max_factors for op in self._operands)
+        # distributed, the canonical form merges factors (SE × SE = SE, C × K = K): count the terms' own
+        return max(term.max_factors for term in self.sum_of_products())
 
     @property
     def scale_keeper(self) -> int:

@@ -14,6 +14,7 @@ from typing import Any
 
 from ._expr import CHANGE_OPERATORS, Base, Change, Expr, add, multiply
 from ._kinds import KINDS, get_kind
+from ._parse import parse
 
 __all__ = ["Grammar", "CompositionalGrammar", "FixedStructureGrammar", "SumOfProductsGrammar", "get_grammar"]
 
@@ -104,6 +105,17 @@ class Grammar:
             "baselines": self.baselines,
             "prune": self.prune,
         }
+
+    def set_params(self, **params: Any) -> Grammar:
+        """Set constructor parameters (the keys of :meth:`get_params`, scikit-learn's convention): an
+        estimator's ``grammar__max_terms`` in ``GridSearchCV`` or ``set_params`` reaches them."""
+        valid = self.get_params()
+        for key, value in params.items():
+            if key not in valid:
+                raise ValueError(f"Invalid parameter {key!r} for {type(self).__name__}; its parameters are "
+                                 f"{', '.join(valid)}.")
+            setattr(self, key, value)
+        return self
 
     def __repr__(self):
         defaults = {"baselines": False, "prune": True, "change_operators": ()}
@@ -455,8 +467,9 @@ class FixedStructureGrammar(Grammar):
 
     Parameters
     ----------
-    structure : Expr
-        The structure (its base kernels' values, if any, start the fit).
+    structure : Expr or str
+        The structure (its base kernels' values, if any, start the fit), or
+        its text (read with :func:`~skgpsearch.grammar.parse`).
 
     Examples
     --------
@@ -464,28 +477,39 @@ class FixedStructureGrammar(Grammar):
     >>> grammar = FixedStructureGrammar(parse("SE(0) + PER(0)"))
     >>> [str(e) for e in grammar.initial(1)], grammar.expand(parse("SE(0)"), 1)
     (['SE(0) + PER(0)'], [])
+    >>> FixedStructureGrammar("SE(0) + PER(0)").initial(1) == grammar.initial(1)
+    True
     """
 
     single_structure = True
 
-    def __init__(self, structure: Expr) -> None:
+    def __init__(self, structure: Expr | str) -> None:
         super().__init__()
         self.structure = structure
 
     def get_params(self, deep: bool = True) -> dict[str, Any]:
         return {"structure": self.structure}
 
+    @property
+    def _expr(self) -> Expr:
+        if isinstance(self.structure, Expr):
+            return self.structure
+        if isinstance(self.structure, str):
+            return parse(self.structure)
+        raise ValueError(f"FixedStructureGrammar's structure must be a structure (an Expr) or its text, got "
+                         f"{type(self.structure).__name__}: {self.structure!r}.")
+
     def initial(self, n_features: int) -> list[Expr]:
-        return [self.structure]
+        return [self._expr]
 
     def expand(self, expr: Expr, n_features: int) -> list[Expr]:
         return []
 
     def period_columns(self, n_features: int) -> list[int]:
-        return sorted({leaf.columns[0] for leaf in self.structure.leaves if leaf.kind.periodic})
+        return sorted({leaf.columns[0] for leaf in self._expr.leaves if leaf.kind.periodic})
 
     def change_columns(self, n_features: int) -> list[int]:
-        return sorted({node.column for node in self.structure.changes})
+        return sorted({node.column for node in self._expr.changes})
 
     def baseline_structures(self, n_features: int) -> list[Expr]:
         return []

@@ -67,9 +67,9 @@ def _tokenize(text):
         elif ch in _SYMBOLS:
             tokens.append(_Token(_SYMBOLS[ch], ch, i))
             i += 1
-        elif ch.isdigit():
+        elif ch.isdecimal():  # (isdigit also takes superscripts and circled digits, which int() refuses)
             j = i
-            while j < n and text[j].isdigit():
+            while j < n and text[j].isdecimal():
                 j += 1
             if j < n and (text[j].isalpha() or text[j] in "_."):
                 raise _error(text, i, f"invalid column reference {text[i:j + 1]!r}")

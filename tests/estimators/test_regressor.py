@@ -1389,3 +1389,26 @@ def test_white_noise_terms_are_noise_not_uncertainty_about_f():
     assert np.all(latent < 0.5 * with_noise) and with_noise[2] > with_noise[0]
     np.testing.assert_allclose(np.sqrt(np.diag(latent_cov)), latent, rtol=1e-6)
     assert np.all(latent < 3 * linear.predict(X_new, return_std=True, include_noise=False)[1])
+
+
+def test_a_grammar_instance_is_checked_and_tuned_as_a_parameter():
+    from sklearn.base import clone
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(0, 5, size=(30, 2))
+    y = np.sin(X[:, 0]) + 0.1 * rng.normal(size=30)
+    # a change operator on a column X does not have: the start hints read it first (IndexError deep inside)
+    with pytest.raises(ValueError, match=r"CP\(4, SE\(0\), SE\(0\)\) uses column 4, but the data has 2 columns"):
+        cheap(grammar=FixedStructureGrammar(parse("CP(4, SE(0), SE(0))"))).fit(X, y)
+    # a structure's text is read as the structure (it failed inside fit: 'str' object has no attribute 'leaves')
+    model = cheap(grammar=FixedStructureGrammar("SE(0) + LIN(1)")).fit(X, y)
+    assert str(model.structure_) == "SE(0) + LIN(1)"
+    with pytest.raises(ValueError, match="structure must be a structure .* or its text, got int"):
+        cheap(grammar=FixedStructureGrammar(3)).fit(X, y)
+    # the nested parameters get_params lists can be set (GridSearchCV's grammar__max_terms)
+    searched = CompositionalGPRegressor(grammar=CompositionalGrammar(["SE", "LIN"]))
+    assert searched.get_params()["grammar__max_terms"] is None
+    searched.set_params(grammar__max_terms=1)
+    assert searched.grammar.max_terms == 1 and clone(searched).get_params()["grammar__max_terms"] == 1
+    with pytest.raises(ValueError, match="Invalid parameter 'max_term' for CompositionalGrammar"):
+        searched.set_params(grammar__max_term=1)

@@ -239,6 +239,9 @@ def test_pickle_round_trip(expr):
         ("(SE(0) + PER(0)) * (LIN(0) + SE(1))", 4, 4, 2, (2 + 3 + 2 + 2) - 1),
         ("LIN(0, 1) + C + WN", 3, 3, 1, 3 + 1 + 1),
         ("RQ(0, 1, 2)", 1, 1, 1, 3),
+        # distributed terms merge factors (SE × SE = SE, C × K = K): SE(0) and SE(0), one factor each (it was 2)
+        ("SE(0) * (SE(0) + C)", 3, 2, 1, (2 + 2 + 1) - 1),
+        ("(SE(0) + SE(1)) * SE(1) * LIN(0)", 4, 2, 3, (2 + 2 + 2 + 2) - 2),
     ],
 )
 def test_counts_match_hand_formulas(text, n_base, n_terms, max_factors, n_hyper):

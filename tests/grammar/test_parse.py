@@ -70,6 +70,9 @@ def test_feature_names():
         ("SE(-1)", None, "unexpected character '-'", 3),
         ("(SE(0) + SE(1)", None, "expected ')'", 14),
         ("SE(0) * * SE(1)", None, "expected a base kernel", 8),
+        # digits int() refuses (a superscript, a circled one): int()'s bare message had neither what nor where
+        ("SE(²)", None, "unexpected character '²'", 3),
+        ("SE(0²)", None, "unexpected character '²'", 4),
     ],
 )
 def test_errors_say_where_and_why(text, feature_names, fragment, position):
