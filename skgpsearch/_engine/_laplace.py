@@ -738,19 +738,21 @@ class LaplacePosterior:
         ``probability_floor``."""
         mean, var, weight = self._predictive_latent(X)
         p = self.likelihood.predict_proba(mean, var, self.lik_theta)
-        if self.base_rate is not None:
-            p = (1.0 - weight) * p + weight * self.base_rate
-        return p if not self.probability_floor else self.probability_floor + (1.0 - 2.0 * self.probability_floor) * p
+        if self.probability_floor:
+            p = self.probability_floor + (1.0 - 2.0 * self.probability_floor) * p
+        # (floored first: far from every row the predictive is the base rate itself, which is above the floor)
+        return p if self.base_rate is None else (1.0 - weight) * p + weight * self.base_rate
 
     def _log_probabilities(self, X):
         """(log p(y* = +1), log p(y* = −1)) of :meth:`predict_proba`, without cancellation."""
         mean, var, weight = self._predictive_latent(X)
         log_odds = self.likelihood.predict_log_odds(mean, var, self.lik_theta)
-        log_p, log_q = -np.logaddexp(0.0, -log_odds), -np.logaddexp(0.0, log_odds)
+        log_p = _floored(-np.logaddexp(0.0, -log_odds), self.probability_floor)
+        log_q = _floored(-np.logaddexp(0.0, log_odds), self.probability_floor)
         if self.base_rate is not None:
             log_p = _towards(log_p, weight, math.log(self.base_rate))
             log_q = _towards(log_q, weight, math.log1p(-self.base_rate))
-        return _floored(log_p, self.probability_floor), _floored(log_q, self.probability_floor)
+        return log_p, log_q
 
     def predict_log_odds(self, X):
         """log p(y* = +1 | X*) − log p(y* = −1 | X*)."""
@@ -790,10 +792,12 @@ def predictive_calibration(posteriors, weights, y):
     log_base_rates = np.log(np.where(y > 0, np.sum(y > 0), np.sum(y <= 0)) / (y.shape[0] + 1.0))
 
     def densities(scale, floor, rows):
-        members = [_towards(first.likelihood.log_predictive_density(y[rows], m[rows], scale * v[rows], p.lik_theta),
+        # as predict_proba: each member floored, then turned towards the base rate
+        members = [_towards(_floored(first.likelihood.log_predictive_density(y[rows], m[rows], scale * v[rows],
+                                                                             p.lik_theta), floor),
                             weight[rows], log_base_rates[rows])
                    for p, (m, v), weight in zip(posteriors, moments, far)]
-        return _floored(logsumexp(np.add(np.column_stack(members), log_weights), axis=1), floor)
+        return logsumexp(np.add(np.column_stack(members), log_weights), axis=1)
 
     # each row's prediction comes from the other n - 1 rows
     loo_floor = 1.0 / (y.shape[0] + 1)

@@ -187,6 +187,8 @@ class RobustProbit(Likelihood):
     """
 
     name = "robust"
+    #: The latent function's scale is the probit's (the describe() texts name it).
+    link_name = "probit"
     param_names = ("outlier_rate",)
     log_concave = False
     #: Range of the outlier rate ε.

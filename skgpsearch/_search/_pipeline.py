@@ -1084,11 +1084,16 @@ def _first_best(records, score):
 
 
 def _averaged(selected, pool, k, score):
-    """``selected`` and the ``k - 1`` best of ``pool`` by ``score``, weighted by exp(score − selected's score)."""
+    """``selected`` and the ``k - 1`` best other structures of ``pool`` by ``score``, weighted by
+    exp(score − selected's score). A structure fitted twice (by the search and again as a baseline) counts once,
+    by its better fit: twice, it had doubled its weight and pushed out the next structure."""
     chosen = [selected]
     if k is not None and k > 1:
-        ranked = sorted(pool, key=lambda r: -score(r))
-        chosen += [r for r in ranked[: k - 1] if score(r) - score(selected) > math.log(MIN_AVERAGING_WEIGHT)]
+        for record in sorted(pool, key=lambda r: -score(r)):
+            if len(chosen) == k or score(record) - score(selected) <= math.log(MIN_AVERAGING_WEIGHT):
+                break
+            if all(record.structure != other.structure for other in chosen):
+                chosen.append(record)
     scores = np.array([score(r) for r in chosen], dtype=float)
     weights = np.exp(scores - scores.max())
     return chosen, weights / weights.sum()

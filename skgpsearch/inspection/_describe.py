@@ -483,19 +483,21 @@ def _describe_latent(model, view, target_class, names, ranges, positive):
     positions = user_ranges(model)  # changes are told in the user's units
     binary = view.latent_models[view.classes.index(positive) if len(view.classes) > 2 else 0]
     lines = [f"Structure: {binary.structure_.to_string(names)}", ""]
+    link_name = getattr(binary.likelihood, "link_name", binary.likelihood.name)
     for component in parts:
         lines.append(
             f"- {_capitalise(_component_phrase(component, names, ranges, _dates(model), positions))} accounts for "
             f"{_percent(component.variance_share)} of the variance of the latent function "
-            f"(standard deviation ≈ {_num(np.std(component.mean))} on the {binary.likelihood.name} scale)."
+            f"(standard deviation ≈ {_num(np.std(component.mean))} on the {link_name} scale)."
         )
     lines += _shares_line(parts, "the latent function")
     lines += _change_lines(binary.structure_, names, model, _dates(model))
     lines += _ard_lines(binary.structure_, names, ranges)
     lik_theta = binary.lik_theta
     baseline = float(binary.likelihood.predict_proba(np.array([parts.offset]), np.array([0.0]), lik_theta)[0])
-    link = (f"- The probability of class '{positive}' is the {binary.likelihood.name} link of the latent "
-            f"function; its constant mean {_num(parts.offset)}")
+    mixed = " (mixed with the label noise below)" if link_name != binary.likelihood.name else ""
+    link = (f"- The probability of class '{positive}' is the {link_name} link of the latent function{mixed}; its "
+            f"constant mean {_num(parts.offset)}")
     if 0.01 <= baseline <= 0.99:
         lines.append(f"{link} alone gives a probability of {_percent(baseline)}.")
     else:
@@ -509,7 +511,10 @@ def _describe_latent(model, view, target_class, names, ranges, positive):
                      f"{_percent(base_rate)} (with one row of each class added).")
     rate = binary.likelihood_params_.get("outlier_rate")
     if rate is not None:
-        lines.append(f"- An estimated {_percent(rate)} of the training labels are treated as label noise (outliers).")
+        # p(y | f) = ε/2 + (1 − ε) Φ(y f): a share ε of the labels is a coin flip, half of which lands wrong
+        wrong = _percent(rate / 2)
+        lines.append(f"- An estimated {_percent(rate)} of the training labels are treated as random (label noise, "
+                     f"outliers): {'' if wrong.startswith('under') else 'about '}{wrong} on the wrong class.")
     return "\n".join(lines)
 
 

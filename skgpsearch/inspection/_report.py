@@ -128,7 +128,7 @@ def comparison_table(comparison: Mapping[str, Any]) -> str:
              "|---|" + "---|" * (len(metrics) + 1)]
     for row in comparison["rows"]:
         cells = [f"{row[m]:.4g} ± {row[m + ' std']:.2g}" for m in metrics]
-        lines.append(f"| {row['method']} | " + " | ".join(cells) + f" | {row['seconds']:.1f} |")
+        lines.append(_table_row([row["method"], *cells, f"{row['seconds']:.1f}"]))
     return "\n".join(lines)
 
 

@@ -360,7 +360,7 @@ def test_the_calibrated_variance_scale_maximises_the_leave_one_out_density(likel
 
     def total(scale):  # independent of the method: the floored predictive density, by hand
         p = np.exp(likelihood.log_predictive_density(y, mean, scale * variance, posterior.lik_theta))
-        return np.sum(np.log(floor + (1 - 2 * floor) * ((1 - far) * p + far * base)))
+        return np.sum(np.log((1 - far) * (floor + (1 - 2 * floor) * p) + far * base))
 
     grid = np.exp(np.linspace(np.log(1e-6), 0.0, 200))
     assert posterior.variance_scale < 0.1  # separable labels: far more confident than the raw Laplace predictive
@@ -400,7 +400,9 @@ def test_far_from_every_training_row_the_predictive_turns_to_the_base_rate(likel
     p = posterior.predict_proba(X_test)
     posterior.base_rate, posterior.probability_floor = None, 0.0
     laplace = posterior.predict_proba(X_test)  # calibrated, without the turn and the floor
-    np.testing.assert_allclose(p, floor + (1 - 2 * floor) * ((1 - far) * laplace + far * base), rtol=1e-12)
+    # floored, then turned: far away the base rate itself (floored after the turn, it was ε + (1 - 2ε) π)
+    np.testing.assert_allclose(p, (1 - far) * (floor + (1 - 2 * floor) * laplace) + far * base, rtol=1e-12)
+    assert p[-1] == pytest.approx(base, rel=1e-12)
     assert abs(p[-1] - (1 + y.mean()) / 2) < 0.02 < abs(laplace[-1] - 0.5)  # y in {-1, 1}: fraction (1 + ȳ) / 2
     posterior.base_rate, posterior.probability_floor = base, floor
     np.testing.assert_allclose(posterior.predict_log_odds(X_test), np.log(p / (1 - p)), rtol=1e-8, atol=1e-10)

@@ -1412,3 +1412,23 @@ def test_a_grammar_instance_is_checked_and_tuned_as_a_parameter():
     assert searched.grammar.max_terms == 1 and clone(searched).get_params()["grammar__max_terms"] == 1
     with pytest.raises(ValueError, match="Invalid parameter 'max_term' for CompositionalGrammar"):
         searched.set_params(grammar__max_term=1)
+
+
+def test_a_criterion_weighted_average_counts_a_structure_fitted_twice_once():
+    # the search's SE(0) * SE(1) is fitted again as a baseline: both had entered the average of three, at twice
+    # its weight (0.48 against 0.28), and pushed out SE(0, 1)
+    rng = np.random.default_rng(1)
+    X = rng.uniform(0, 10, (60, 2))
+    y = np.sin(X[:, 0]) + 0.3 * X[:, 1] + 0.9 * rng.normal(size=60)
+    model = CompositionalGPRegressor(max_depth=2, n_jobs=1, random_state=0, warp_inputs=False,
+                                     selection="criterion", model_averaging=3).fit(X, y)
+    structures = [str(s) for s in model.averaged_structures_]
+    assert len(structures) == 3 == len(set(structures))
+    # the weights are exp(criterion - best) over the three best distinct structures the search fitted
+    best = {}
+    for structure, criterion in zip(model.finalists_["structure"], model.finalists_["criterion"]):
+        best[structure] = max(criterion, best.get(structure, -np.inf))
+    top = sorted(best.items(), key=lambda item: -item[1])[:3]
+    assert structures == [s for s, _ in top]
+    expected = np.exp(np.array([c for _, c in top]) - top[0][1])
+    np.testing.assert_allclose(model.model_weights_, expected / expected.sum(), rtol=1e-9)

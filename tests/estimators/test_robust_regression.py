@@ -113,3 +113,25 @@ def test_robust_normalisation_survives_mostly_equal_targets():
     model = CompositionalGPRegressor(base_kernels=("SE",), max_depth=1, likelihood="student_t", random_state=0).fit(X, y)
     assert model._y_train_std == pytest.approx(np.std(y))
     assert np.all(np.isfinite(model.predict(X)))
+
+
+def test_student_t_shares_are_of_the_variance_without_the_outliers_it_counts():
+    # three outliers 25-40 noise units out but only 4-5 robust units of the target: the share's denominator
+    # had kept them (var 10.3 instead of 5.46), and called SE's share 54 % of the variance "without its gross
+    # outliers" beside the sentence counting those 3 as outliers
+    from skgpsearch.inspection import decompose
+
+    rng = np.random.default_rng(0)
+    X = np.sort(rng.uniform(0, 10, 100))[:, None]
+    y = 3 * np.sin(X[:, 0]) + 0.5 * X[:, 0] + 10 + 0.3 * rng.standard_normal(100)
+    outliers = [10, 40, 70]
+    y[outliers] += [8, -9, 12]
+    model = CompositionalGPRegressor(base_kernels=("SE",), likelihood="student_t", max_depth=1, n_jobs=1,
+                                     random_state=0).fit(X, y)
+    assert "3 training point(s) lie beyond the central 99.9 % of this noise" in model.describe()
+    kept = np.setdiff1d(np.arange(100), outliers)
+    parts = decompose(model)
+    assert parts.target_variance == pytest.approx(np.var(y[kept]), rel=1e-12)
+    (component,) = list(parts)
+    assert component.variance_share == pytest.approx(np.var(component.mean) / np.var(y[kept]), rel=1e-9)
+    assert component.variance_share > 0.9

@@ -773,3 +773,35 @@ def test_the_target_is_called_by_the_name_of_the_series_it_was_fitted_on(tmp_pat
     classifier = CompositionalGPClassifier(base_kernels=("SE",), max_depth=1, random_state=0)
     classifier.fit(frame, pd.Series(power.to_numpy() > 0, name="positive"))
     assert classifier.target_name_ == "positive"
+
+
+def test_the_comparison_table_keeps_a_name_with_a_pipe_in_its_cell():
+    from skgpsearch.inspection import comparison_table
+
+    comparison = {"metrics": ["RMSE", "R²"], "rows": [
+        {"method": 'GP SE("a|b", c)', "RMSE": 0.5, "RMSE std": 0.1, "R²": 0.9, "R² std": 0.01, "seconds": 1.0},
+        {"method": "RandomForest (500 trees)", "RMSE": 0.7, "RMSE std": 0.2, "R² std": 0.02, "R²": 0.8,
+         "seconds": 2.0}]}
+    header, _, gp_row, forest_row = comparison_table(comparison).splitlines()
+    # the row's cells split on unescaped pipes only: as many as the header's (the name had made five of four)
+    cells = [len(re.split(r"(?<!\\)\|", line)) for line in (header, gp_row, forest_row)]
+    assert cells == [cells[0]] * 3 and '"a\\|b"' in gp_row
+
+
+def test_a_robust_classifier_is_described_on_the_probit_scale_with_its_rate_of_wrong_labels():
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-2, 2, size=(100, 1))
+    y = (X[:, 0] > 0).astype(int)
+    flipped = rng.random(100) < 0.15
+    y[flipped] = 1 - y[flipped]
+    model = CompositionalGPClassifier(likelihood="robust", max_depth=1, random_state=0).fit(X, y)
+    text = model.describe()
+    rate = model.outlier_rate_
+    assert rate > 0.05  # (a rate at its bound of 1e-4 reads "under 0.01 %")
+    # p(y | f) = ε/2 + (1 - ε) Φ(y f): ε of the labels are coin flips, half of them wrong ("robust scale" and
+    # "12 % ... label noise (outliers)" had named neither the link nor the rate of wrong labels)
+    assert "on the probit scale" in text and "is the probit link of the latent function (mixed with" in text
+    assert "robust scale" not in text and "robust link" not in text
+    assert re.search(r"treated as random \(label noise, outliers\): about [0-9.]+ % on the wrong class", text)
+    stated = float(re.search(r"about ([0-9.]+) % on the wrong class", text).group(1))
+    assert stated == pytest.approx(100 * rate / 2, rel=0.06)
