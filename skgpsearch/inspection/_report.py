@@ -153,8 +153,9 @@ def write_report(
     """Write a report of a fitted model: HTML with inline images, or markdown with PNG files.
 
     Contents: the data summary, the chosen structure and its plain-language
-    description, the figures (full fit, each component, the search path; when
-    matplotlib is installed), the table of candidates, a cross-validated
+    description, the figures (full fit, each component -- not for a multi-class
+    classifier, whose classes each have their own structure --, the search path;
+    when matplotlib is installed), the table of candidates, a cross-validated
     comparison with a RandomForest on the same data, and for a series a
     time-ordered hold-out forecast.
 
