@@ -24,7 +24,8 @@ from .._engine._exact import GPPosterior, RegressionObjective
 from ..grammar._expr import Base
 from ._protocol import OneVsRestModel
 
-__all__ = ["SKLEARN_CLASSIFIER_CRITERIA", "SKLEARN_REGRESSOR_CRITERIA", "check_view_supports", "criterion_target", "criterion_task"]
+__all__ = ["SKLEARN_CLASSIFIER_CRITERIA", "SKLEARN_REGRESSOR_CRITERIA", "check_view_supports", "criterion_target",
+           "criterion_task"]
 
 
 def criterion_target(estimator: Any, X: Any) -> tuple[Any, Any]:
@@ -73,7 +74,8 @@ def check_view_supports(criterion: Any, target: Any) -> None:
     name = getattr(criterion, "name", None)
     if not isinstance(target, _SklearnView) or name is None:
         return
-    supported = SKLEARN_CLASSIFIER_CRITERIA if isinstance(target, _SklearnClassifierView) else SKLEARN_REGRESSOR_CRITERIA
+    classifier = isinstance(target, _SklearnClassifierView)
+    supported = SKLEARN_CLASSIFIER_CRITERIA if classifier else SKLEARN_REGRESSOR_CRITERIA
     if name not in supported:
         raise ValueError(
             f"The criterion {name!r} needs a skgpsearch estimator; scikit-learn's "
