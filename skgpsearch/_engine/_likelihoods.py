@@ -357,6 +357,15 @@ LIKELIHOODS = {cls.name: cls for cls in (Logistic, Probit, RobustProbit)}
 REGRESSION_LIKELIHOODS = {StudentT.name: StudentT}
 
 
+def student_t_outliers(residuals, scale, nu):
+    """Which residuals lie beyond the central 99.9 % of Student-t noise of ``scale`` and ``nu`` degrees of
+    freedom: about 1 in 1000 points under the model (what ``describe`` counts as outliers to the model, and
+    what a Student-t model's variance shares leave out)."""
+    from scipy.stats import t as student_t
+
+    return np.abs(residuals) > scale * float(student_t.ppf(0.9995, nu))
+
+
 def get_likelihood(name):
     """A likelihood object by name (``"logistic"``, ``"probit"``, ``"robust"``)."""
     if isinstance(name, Likelihood):

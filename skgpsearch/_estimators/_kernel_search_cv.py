@@ -22,7 +22,7 @@ from sklearn.utils.validation import check_array, check_is_fitted, column_or_1d
 from ..datasets._dates import column_labels, date_columns
 from .._search import FAILED, NUMERICAL_FAILURES, CandidateRecord, StructureSearch
 from ..criteria import Criterion, criterion_names, get_criterion
-from ..criteria._adapters import SKLEARN_CLASSIFIER_CRITERIA, SKLEARN_REGRESSOR_CRITERIA
+from ..criteria._adapters import SKLEARN_CLASSIFIER_CRITERIA, SKLEARN_REGRESSOR_CRITERIA, check_sklearn_gp_supports
 from ..grammar import Grammar, default_base_kernels, default_grammar, get_grammar, parse
 from ..kernels import DataSummary, from_kernel, inherit_values, to_kernel
 from ._base import GRAMMAR_CONSTRAINTS, BaseKernels, base_kernel_names
@@ -299,12 +299,8 @@ class KernelSearchCV(BaseSearchCV):
             if not getattr(criterion, task, True):
                 raise ValueError(f"The criterion {criterion.name!r} does not apply to {task}; use one of "
                                  f"{', '.join(supported)}, or a scikit-learn scorer on folds (scoring=..., cv=5).")
-            if sklearn_gp and criterion.name not in supported:
-                raise ValueError(
-                    f"The criterion {criterion.name!r} needs a skgpsearch estimator; scikit-learn's "
-                    f"{type(step).__name__} can be scored by {', '.join(supported)}, or by a scikit-learn scorer "
-                    "on folds (scoring=..., cv=5)."
-                )
+            if sklearn_gp:
+                check_sklearn_gp_supports(criterion.name, step)
 
     def _one_target_for_criteria(self, y):
         """``y`` as the criteria score it: one target (a column vector flattened, with scikit-learn's warning),

@@ -30,7 +30,7 @@ from sklearn.gaussian_process.kernels import Kernel, WhiteKernel
 from .._engine._exact import GPPosterior, RegressionObjective
 from .._engine._laplace import (MEAN_BOUNDS, LaplaceObjective, LaplacePosterior, calibrate_predictive,
                                predictive_calibration)
-from .._engine._likelihoods import OUTLIER_CLIP, Likelihood
+from .._engine._likelihoods import OUTLIER_CLIP, Likelihood, student_t_outliers
 from .._engine._linalg import NumericalError
 from .._engine._sparse import SparseObjective, SparsePosterior
 from ..grammar import Expr
@@ -149,12 +149,9 @@ class RegressionModel:
         (residuals beyond the central 99.9 % of its noise, the rows ``describe`` counts) and without their gross
         outliers (:meth:`robust_target_variance`): what the components' shares are of. The latter alone had kept
         three outliers 4-5 robust units out, which halved a component's share (54 % instead of 101 %)."""
-        from scipy.stats import t as student_t
-
         sigma, nu = self.posterior.likelihood.scale_and_dof(self.posterior.lik_theta)
         z = self.normalised(y)  # on the fitting scale, as sigma and the latent mean
-        residuals = z - self.fitting_scale_moments(X)[0]
-        kept = (np.abs(z) <= OUTLIER_CLIP) & (np.abs(residuals) <= sigma * float(student_t.ppf(0.9995, nu)))
+        kept = (np.abs(z) <= OUTLIER_CLIP) & ~student_t_outliers(z - self.fitting_scale_moments(X)[0], sigma, nu)
         return float(np.var(y[kept])) if np.count_nonzero(kept) >= 2 else self.robust_target_variance(y)
 
     def normalised(self, y: np.ndarray) -> np.ndarray:

@@ -24,8 +24,8 @@ from .._engine._exact import GPPosterior, RegressionObjective
 from ..grammar._expr import Base
 from ._protocol import OneVsRestModel
 
-__all__ = ["SKLEARN_CLASSIFIER_CRITERIA", "SKLEARN_REGRESSOR_CRITERIA", "check_view_supports", "criterion_target",
-           "criterion_task"]
+__all__ = ["SKLEARN_CLASSIFIER_CRITERIA", "SKLEARN_REGRESSOR_CRITERIA", "check_sklearn_gp_supports",
+           "check_view_supports", "criterion_target", "criterion_task"]
 
 
 def criterion_target(estimator: Any, X: Any) -> tuple[Any, Any]:
@@ -71,16 +71,21 @@ def check_view_supports(criterion: Any, target: Any) -> None:
     """A ``ValueError`` naming the alternatives when ``target`` is a view of scikit-learn's GPs that cannot
     compute the named ``criterion`` (otherwise an AttributeError deep inside, or NaN, which
     ``cross_val_score`` and ``GridSearchCV`` only warn about)."""
-    name = getattr(criterion, "name", None)
-    if not isinstance(target, _SklearnView) or name is None:
-        return
-    classifier = isinstance(target, _SklearnClassifierView)
-    supported = SKLEARN_CLASSIFIER_CRITERIA if classifier else SKLEARN_REGRESSOR_CRITERIA
-    if name not in supported:
+    if isinstance(target, _SklearnView):
+        check_sklearn_gp_supports(getattr(criterion, "name", None), target.estimator)
+
+
+def check_sklearn_gp_supports(name: str | None, estimator: Any) -> None:
+    """A ``ValueError`` naming the alternatives when the criterion ``name`` is one scikit-learn's GP
+    ``estimator`` (a regressor or a classifier) cannot be scored by (``None``: a user's callable, let through)."""
+    from sklearn.base import is_classifier
+
+    supported = SKLEARN_CLASSIFIER_CRITERIA if is_classifier(estimator) else SKLEARN_REGRESSOR_CRITERIA
+    if name is not None and name not in supported:
         raise ValueError(
-            f"The criterion {name!r} needs a skgpsearch estimator; scikit-learn's "
-            f"{type(target.estimator).__name__} can be scored by {', '.join(supported)}, or by a scikit-learn "
-            "scorer on held-out folds (for example scoring='neg_mean_squared_error' or 'accuracy', cv=5)."
+            f"The criterion {name!r} needs a skgpsearch estimator; scikit-learn's {type(estimator).__name__} can "
+            f"be scored by {', '.join(supported)}, or by a scikit-learn scorer on held-out folds (for example "
+            "scoring='neg_mean_squared_error' or 'accuracy', cv=5)."
         )
 
 

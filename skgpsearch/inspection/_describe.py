@@ -15,8 +15,8 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from scipy.stats import t as student_t
 
+from .._engine._likelihoods import student_t_outliers
 from .._search._classification import BinaryClassificationModelFitter
 from .._search._diagnostics import advice_for, grouped_findings
 from .._search._progress import structure_label
@@ -723,9 +723,7 @@ def _noise_line(estimator, parts):
     line = (f"- The remaining noise is Student-t with scale ≈ {_num(scale)} and ν ≈ {_num(nu)} degrees of freedom "
             f"({tails})")
     if parts.residuals is not None:
-        # beyond the central 99.9 % of the fitted noise: about 1 in 1000 points under the model
-        bound = scale * float(student_t.ppf(0.9995, nu))
-        far = int(np.sum(np.abs(parts.residuals) > bound))
+        far = int(np.sum(student_t_outliers(parts.residuals, scale, nu)))
         if far:
             line += f"; {far} training point(s) lie beyond the central 99.9 % of this noise (outliers to the model)"
     return line + "."
