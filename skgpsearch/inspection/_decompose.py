@@ -591,3 +591,8 @@ def _component(model, term, mean, std, share):
 
 def _ordered(components):
     return sorted(components, key=lambda c: -c.variance_share)
+
+
+def table_row(cells: Sequence[Any]) -> str:
+    """One row of a markdown table; a ``|`` inside a cell (a column name, a class label) is escaped."""
+    return "| " + " | ".join(str(cell).replace("|", "\\|") for cell in cells) + " |"

@@ -21,7 +21,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._search._regression import forecast_split
 from ..grammar import FixedStructureGrammar
-from ._decompose import axis_label, check_rows, feature_names_of, numeric_inputs
+from ._decompose import axis_label, check_rows, feature_names_of, numeric_inputs, table_row
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -224,7 +224,7 @@ def forecast_table(forecast: Mapping[str, Any]) -> str:
     for row in forecast["rows"]:
         mnlp = "-" if np.isnan(row["MNLP"]) else f"{row['MNLP']:.3g}"
         coverage = "-" if np.isnan(row["coverage"]) else f"{100 * row['coverage']:.0f} %"
-        lines.append(f"| {row['method']} | {row['RMSE']:.4g} | {mnlp} | {coverage} |")
+        lines.append(table_row([row["method"], f"{row['RMSE']:.4g}", mnlp, coverage]))
     return "\n".join(lines)
 
 

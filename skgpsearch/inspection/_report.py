@@ -22,7 +22,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._search._diagnostics import advice_for, grouped_findings
 from ..kernels import looks_like_time_index
-from ._decompose import check_rows, feature_names_of, numeric_inputs, structure_text, target_name_of
+from ._decompose import check_rows, feature_names_of, numeric_inputs, structure_text, table_row, target_name_of
 from ._describe import _with_names, describe, finalist_label, held_out_column
 from ._forecast import forecast_holdout, forecast_table, plot_forecast, refit_copy
 
@@ -128,7 +128,7 @@ def comparison_table(comparison: Mapping[str, Any]) -> str:
              "|---|" + "---|" * (len(metrics) + 1)]
     for row in comparison["rows"]:
         cells = [f"{row[m]:.4g} ± {row[m + ' std']:.2g}" for m in metrics]
-        lines.append(_table_row([row["method"], *cells, f"{row['seconds']:.1f}"]))
+        lines.append(table_row([row["method"], *cells, f"{row['seconds']:.1f}"]))
     return "\n".join(lines)
 
 
@@ -304,7 +304,7 @@ def _candidates_table(estimator, names, limit):
             str(results["n_hyperparameters"][i]), str(results["status"][i]),
             _with_names(results.get("diagnostics", [""] * len(order))[i] or "", names),
         ]
-        lines.append(_table_row(cells))
+        lines.append(table_row(cells))
     if len(order) > limit:
         lines.append(f"\n({len(order) - limit} more candidates not listed.)")
     return "\n".join(lines)
@@ -329,13 +329,8 @@ def _finalists_table(estimator: Any, names: Sequence[str]) -> str:
             f"{table['criterion'][i]:.4g}", "" if loo is None else f"{loo:.4g}",
             f"{table['weight'][i]:.3g}" if table["weight"][i] else "",
         ]
-        lines.append(_table_row(cells))
+        lines.append(table_row(cells))
     return "\n".join(lines)
-
-
-def _table_row(cells):
-    """One row of a markdown table; a ``|`` inside a cell (a column name, a class label) is escaped."""
-    return "| " + " | ".join(str(cell).replace("|", "\\|") for cell in cells) + " |"
 
 
 #: Characters a markdown renderer would read as markup in names and labels (a column "dose <mg>" as an HTML
@@ -397,7 +392,7 @@ def _html_table(content):
     parts, rows = [], []
     for line in content.splitlines():
         if line.startswith("|"):
-            # cells are split at the pipes that are not escaped (see _table_row)
+            # cells are split at the pipes that are not escaped (see table_row)
             cells = [c.strip().replace("\\|", "|") for c in _CELL_SEPARATOR.split(line.strip().strip("|"))]
             if all(set(c) <= set("-:") for c in cells):
                 continue

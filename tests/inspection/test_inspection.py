@@ -788,6 +788,15 @@ def test_the_comparison_table_keeps_a_name_with_a_pipe_in_its_cell():
     assert cells == [cells[0]] * 3 and '"a\\|b"' in gp_row
 
 
+def test_the_forecast_table_keeps_a_name_with_a_pipe_in_its_cell():
+    forecast = {"rows": [{"method": 'GP SE("t|months")', "RMSE": 0.33, "MNLP": 0.93, "coverage": 1.0},
+                         {"method": "RandomForest (500 trees)", "RMSE": 0.7, "MNLP": np.nan, "coverage": np.nan}]}
+    header, _, gp_row, forest_row = forecast_table(forecast).splitlines()
+    cells = [len(re.split(r"(?<!\\)\|", line)) for line in (header, gp_row, forest_row)]
+    assert cells == [cells[0]] * 3 and '"t\\|months"' in gp_row and "| 100 % |" in gp_row
+    assert forest_row.endswith("| - | - |")
+
+
 def test_a_robust_classifier_is_described_on_the_probit_scale_with_its_rate_of_wrong_labels():
     rng = np.random.default_rng(0)
     X = rng.uniform(-2, 2, size=(100, 1))
