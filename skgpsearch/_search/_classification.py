@@ -265,6 +265,11 @@ class BinaryClassificationModelFitter:
         """A classifier never forecasts (``forecasts`` is False)."""
         return 1.0
 
+    def earlier_forecast_variance_scale(self, record: CandidateRecord, fraction: float,
+                                        seed: int) -> tuple[float, None]:
+        """A classifier never forecasts (``forecasts`` is False)."""
+        return 1.0, None
+
     def model(self, record: CandidateRecord, rows: np.ndarray | None = None) -> BinaryLaplaceModel:
         """The fitted binary model of a record, conditioned on ``rows`` (None: all rows); built once."""
         key = (id(record), None if rows is None else id(rows))

@@ -1165,25 +1165,67 @@ def test_the_forecast_variance_scale_is_the_mean_squared_standardised_error_of_t
     assert fitter.forecast_variance_scale(cautious, 0.15) == 1.0
 
 
-def test_predict_widens_the_spread_beyond_the_series_by_the_forecast_variance_scale(monkeypatch):
+def test_the_earlier_forecast_variance_scale_is_that_of_the_rows_before_the_judged_ones():
+    from skgpsearch._search._regression import forecast_split
+    from skgpsearch.criteria import get_criterion
+
+    rng = np.random.default_rng(3)
+    t = np.linspace(0, 10, 60)
+    y = np.sin(t) + 0.1 * rng.normal(size=60)
+    y[42:51] += 1.5  # the rows before the judged ones jump, the judged ones do not
+    y = (y - y.mean()) / y.std()
+    X = t[:, None]
+    fitter = CompositionalGPRegressor(random_state=0)._model_fitter(X, y, get_criterion("bic"))
+    record = fitter.candidate_fitter(parse("SE(0)"), X, y, 0)
+    scale, refit = fitter.earlier_forecast_variance_scale(record, 0.15, 0)
+    # the judged rows are the latest 9; the 9 before them are forecast from the 42 before those
+    earlier, later = forecast_split(t, 0.15)
+    assert later.tolist() == list(range(51, 60)) and earlier.tolist() == list(range(51))
+    assert refit.ok and refit.structure.without_values() == parse("SE(0)")
+    gp = GaussianProcessRegressor(to_kernel(refit.structure) + WhiteKernel(refit.noise_variance),
+                                  optimizer=None).fit(X[:42], y[:42])
+    mean, std = gp.predict(X[42:51], return_std=True)
+    assert scale == pytest.approx(np.mean(((y[42:51] - mean) / std) ** 2), rel=1e-6)
+    assert scale > 4
+    # the judged forecast, from all 51 earlier rows, knows the jump: its own factor is far smaller
+    _, judged = fitter.forecast_log_density(record, 0.15, 0)
+    assert fitter.forecast_variance_scale(judged, 0.15) < scale / 2
+
+
+@pytest.mark.parametrize("judged_scale, earlier_scale, expected", [(2.25, 1.0, 2.25), (1.0, 2.25, 2.25),
+                                                                    (2.25, 1.5, 2.25), (1.0, 9.0, 4.0),
+                                                                    (6.25, 9.0, 6.25)])
+def test_predict_widens_the_spread_beyond_the_series_by_the_forecast_variance_scale(
+        monkeypatch, judged_scale, earlier_scale, expected):
     from skgpsearch._search._regression import RegressionModelFitter
 
-    judged = []
+    judged, earlier = [], []
 
     def scale(self, refit, fraction):
         judged.append((refit, fraction))
-        return 2.25
+        return judged_scale
+
+    def earlier_scale_of(self, record, fraction, seed):
+        earlier.append((record, fraction))
+        return earlier_scale, None
 
     monkeypatch.setattr(RegressionModelFitter, "forecast_variance_scale", scale)
+    monkeypatch.setattr(RegressionModelFitter, "earlier_forecast_variance_scale", earlier_scale_of)
     X = np.linspace(0, 6, 40)[:, None]
     y = np.sin(2 * X[:, 0]) + 0.1 * np.random.default_rng(0).normal(size=40)
     model = CompositionalGPRegressor(base_kernels=("SE", "LIN"), max_depth=1, random_state=0).fit(X, y)
-    assert model.selection_ == "forecast" and model.forecast_variance_scale_ == 2.25
-    # from the chosen finalist's refit on the series' start, the one its forecast was judged by
+    assert model.selection_ == "forecast" and model.forecast_variance_scale_ == expected
+    # the larger of the factors of the chosen finalist's refit on the series' start, the one its forecast was
+    # judged by, and of its earlier forecast
     (refit, fraction), = judged
     assert fraction == 0.15 and refit.structure.without_values() == model.structure_.without_values()
+    (record, fraction), = earlier
+    assert fraction == 0.15 and record.structure.without_values() == model.structure_.without_values()
     assert len(set(model.finalists_["structure"])) > 1
-    assert "predictions beyond the series' last time widen its spread 1.5-fold" in model.describe()
+    # the earlier forecast's factor widens at most 4-fold (EARLIER_FORECAST_WIDENING_CAP), the judged one's fully
+    assert pipeline_module.EARLIER_FORECAST_WIDENING_CAP == 4.0
+    factor = np.sqrt(expected)
+    assert f"predictions beyond the series' last time widen its spread {factor:g}-fold" in model.describe()
     plain = pickle.loads(pickle.dumps(model))
     plain.forecast_variance_scale_ = 1.0
     X_new = np.linspace(3, 9, 25)[:, None]
@@ -1191,17 +1233,33 @@ def test_predict_widens_the_spread_beyond_the_series_by_the_forecast_variance_sc
     mean, std = model.predict(X_new, return_std=True)
     plain_mean, plain_std = plain.predict(X_new, return_std=True)
     np.testing.assert_array_equal(mean, plain_mean)
-    np.testing.assert_allclose(std, np.where(beyond, 1.5, 1.0) * plain_std, rtol=1e-12)
+    np.testing.assert_allclose(std, np.where(beyond, factor, 1.0) * plain_std, rtol=1e-12)
     _, cov = model.predict(X_new, return_cov=True, include_noise=False)
     _, plain_cov = plain.predict(X_new, return_cov=True, include_noise=False)
-    factor = np.where(beyond, 1.5, 1.0)
-    np.testing.assert_allclose(cov, plain_cov * np.outer(factor, factor), rtol=1e-12)
+    factors = np.where(beyond, factor, 1.0)
+    np.testing.assert_allclose(cov, plain_cov * np.outer(factors, factors), rtol=1e-12)
     assert np.all(np.linalg.eigvalsh(cov) > -1e-8 * np.abs(cov).max())
     # a selection that does not forecast keeps the model's own spread
     other = CompositionalGPRegressor(base_kernels=("SE", "LIN"), max_depth=1, selection="criterion",
                                      random_state=0).fit(X, y)
     assert other.forecast_variance_scale_ == 1.0
     assert "widen its spread" not in other.describe()
+
+
+def test_an_interrupt_during_the_earlier_forecast_keeps_the_judged_factor(monkeypatch):
+    from skgpsearch._search._regression import RegressionModelFitter
+
+    def interrupted(self, record, fraction, seed):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(RegressionModelFitter, "forecast_variance_scale", lambda self, refit, fraction: 2.25)
+    monkeypatch.setattr(RegressionModelFitter, "earlier_forecast_variance_scale", interrupted)
+    X = np.linspace(0, 6, 40)[:, None]
+    y = np.sin(2 * X[:, 0]) + 0.1 * np.random.default_rng(0).normal(size=40)
+    with pytest.warns(RuntimeWarning, match="interrupted while calibrating the forecast's spread"):
+        model = CompositionalGPRegressor(base_kernels=("SE", "LIN"), max_depth=1, random_state=0).fit(X, y)
+    assert model.selection_ == "forecast" and model.forecast_variance_scale_ == 2.25
+    assert np.all(np.isfinite(model.predict(X)))
 
 
 @pytest.mark.parametrize("refit_scale, expected", [(9.0, 4.0), (2.25, 2.25), (0.5, 1.0)])
