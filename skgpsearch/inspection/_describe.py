@@ -20,8 +20,8 @@ from .._engine._likelihoods import student_t_outliers
 from .._search._classification import BinaryClassificationModelFitter
 from .._search._diagnostics import advice_for, grouped_findings
 from .._search._progress import structure_label
-from .._search._pipeline import (COMPOSITE_MARGIN_SE, CROSS_VALIDATION_FOLDS, FORECAST_FRACTION,
-                                 LATE_CHANGE_WIDENING_CAP, LOO_OPTIMISM_PER_HYPERPARAMETER,
+from .._search._pipeline import (COMPOSITE_MARGIN_SE, CROSS_VALIDATION_FOLDS, EARLIER_FORECAST_WIDENING_CAP,
+                                 FORECAST_FRACTION, LATE_CHANGE_WIDENING_CAP, LOO_OPTIMISM_PER_HYPERPARAMETER,
                                  TREND_VARIANT_MESSAGE)
 from .._search._regression import RegressionModelFitter
 from ..grammar import Base, Change, Expr, Product, Sum, parse, random_walk_with_drift
@@ -281,7 +281,7 @@ def _judged_finalist_text(estimator, names, n_rows, chosen, target_class=None):
 
 
 def _calibration_lines(estimator):
-    """How much the forecast of the series' end widened the spread beyond the series ([] when it did not)."""
+    """How much the forecasts of the series' end widened the spread beyond the series ([] when they did not)."""
     scale = getattr(estimator, "forecast_variance_scale_", 1.0)
     if scale <= 1.0:
         return []
@@ -292,10 +292,13 @@ def _calibration_lines(estimator):
                 "erred by more than the model's predictive standard deviations, so predictions beyond the series' "
                 f"last time widen its spread {_num(math.sqrt(scale))}-fold (at most "
                 f"{_num(math.sqrt(LATE_CHANGE_WIDENING_CAP))}-fold: its errors include the change itself)."]
-    return [f"Refitted on the first {100 * (1 - FORECAST_FRACTION):.0f} % of the series, the chosen structure's "
-            f"forecast of the rest erred by {_num(math.sqrt(scale))} of its predictive standard deviations (root mean "
-            "square; 1 would be calibrated), so predictions beyond the series' last time widen its spread "
-            f"{_num(math.sqrt(scale))}-fold."]
+    share = 100 * FORECAST_FRACTION
+    return [f"Refitted on the start of the series, the chosen structure forecast its last {share:.0f} % (from the "
+            f"first {100 - share:.0f} %) and the {share:.0f} % before them (from the first {100 - 2 * share:.0f} %); "
+            f"the larger error was {_num(math.sqrt(scale))} of its predictive standard deviations (root mean square; "
+            "1 would be calibrated; the earlier forecast's counted up to "
+            f"{_num(math.sqrt(EARLIER_FORECAST_WIDENING_CAP))}), so predictions beyond the series' last time widen "
+            f"its spread {_num(math.sqrt(scale))}-fold."]
 
 
 def _dates(estimator):

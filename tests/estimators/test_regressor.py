@@ -1225,7 +1225,9 @@ def test_predict_widens_the_spread_beyond_the_series_by_the_forecast_variance_sc
     # the earlier forecast's factor widens at most 4-fold (EARLIER_FORECAST_WIDENING_CAP), the judged one's fully
     assert pipeline_module.EARLIER_FORECAST_WIDENING_CAP == 4.0
     factor = np.sqrt(expected)
-    assert f"predictions beyond the series' last time widen its spread {factor:g}-fold" in model.describe()
+    text = model.describe()
+    assert f"predictions beyond the series' last time widen its spread {factor:g}-fold" in text
+    assert "its last 15 % (from the first 85 %) and the 15 % before them (from the first 70 %)" in text
     plain = pickle.loads(pickle.dumps(model))
     plain.forecast_variance_scale_ = 1.0
     X_new = np.linspace(3, 9, 25)[:, None]
