@@ -299,11 +299,7 @@ class RegressionModelFitter:
         if first.size < 2:
             return 1.0, None
         refitted = self._refit_on(record, first, seed)
-        with single_threaded_blas():
-            errors = self._standardised_errors(refitted, first, middle)
-        if errors is None or not np.all(np.isfinite(errors[0])):
-            return 1.0, refitted
-        return max(1.0, float(np.mean(errors[0] ** 2))), refitted
+        return self._variance_scale(refitted, first, middle), refitted
 
     def _refit_on(self, record: CandidateRecord, rows: np.ndarray, seed: int) -> CandidateRecord:
         """``record``'s structure refitted on the ``rows`` at the start of the series (see
@@ -382,7 +378,13 @@ class RegressionModelFitter:
         widens, since a spread that was wide enough there is left as it is. Measured in the regression guide.
         """
         earlier, later = forecast_split(self.X[:, 0], fraction)
-        errors = self._standardised_errors(refit, earlier, later)
+        return self._variance_scale(refit, earlier, later)
+
+    def _variance_scale(self, refitted: CandidateRecord, train: np.ndarray, test: np.ndarray) -> float:
+        """The mean squared standardised error of the ``test`` rows forecast by ``refitted`` (a fit on the
+        ``train`` rows), at least 1; 1 when the fit or its factor failed."""
+        with single_threaded_blas():
+            errors = self._standardised_errors(refitted, train, test)
         if errors is None or not np.all(np.isfinite(errors[0])):
             return 1.0
         return max(1.0, float(np.mean(errors[0] ** 2)))
