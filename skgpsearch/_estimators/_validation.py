@@ -21,7 +21,8 @@ def validate_numeric_data(estimator: Any, X: Any, y: Any = "no_validation", **kw
     Date columns are measured in decimal years first (see ``_dates``), by the
     rules that fit chose (``date_columns_``).
     """
-    X = with_decimal_years(estimator, X, reset=kwargs.get("reset", True))
+    X = with_decimal_years(estimator, X, reset=kwargs.get("reset", True),
+                           allow_missing=kwargs.get("ensure_all_finite", True) == "allow-nan")
     try:
         validated = validate_data(estimator, X, y, dtype=np.float64, **kwargs)
     except (TypeError, ValueError) as error:

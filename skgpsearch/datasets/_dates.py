@@ -55,7 +55,7 @@ def decimal_years(dates: np.ndarray, rule: str) -> np.ndarray:
     return np.where(missing, np.nan, out.astype(np.float64))
 
 
-def with_decimal_years(estimator: Any, X: Any, reset: bool) -> Any:
+def with_decimal_years(estimator: Any, X: Any, reset: bool, allow_missing: bool = False) -> Any:
     """``X`` with its date columns as decimal years; at fit (``reset``) their rules go to ``estimator.date_columns_``.
 
     A DataFrame keeps its other columns and its column names; a ``datetime64``
@@ -63,6 +63,8 @@ def with_decimal_years(estimator: Any, X: Any, reset: bool) -> Any:
     estimator's validation then judges it). After fit, numbers in a date
     column are taken as decimal years already (the inspection tools predict on
     grids of them); dates in a column the fit saw as numbers are a ``ValueError``.
+    A missing date (NaT) becomes NaN with ``allow_missing``, else it is a
+    ``ValueError`` naming its column (the NaN would be reported as one the user never gave).
     """
     durations = _columns_where(X, _is_duration_dtype)
     if durations:
@@ -85,6 +87,12 @@ def with_decimal_years(estimator: Any, X: Any, reset: bool) -> Any:
     columns = [index for index in columns if index in fitted]
     if not columns:
         return X
+    missing = [(index, int(np.isnat(_column(X, index)).sum())) for index in columns] if not allow_missing else []
+    missing = [(index, count) for index, count in missing if count]
+    if missing:
+        counts = ", ".join(f"{column_labels(X, [index])} ({count})" for index, count in missing)
+        raise ValueError(f"X has missing dates (NaT) in column(s) {counts}: drop those rows or fill the dates in "
+                         "(e.g. with pandas' interpolate), as a Gaussian process needs every input.")
     if hasattr(X, "columns"):
         converted = X.copy()
         for index in columns:

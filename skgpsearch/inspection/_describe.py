@@ -302,11 +302,22 @@ def _calibration_lines(estimator):
 
 
 def _dates(estimator):
-    """The indices of the estimator's date columns (measured in years: ``date_columns_``)."""
-    return frozenset(getattr(estimator, "date_columns_", None) or ())
+    """``{column: years per unit of the column as the GP saw it}`` for the estimator's date columns
+    (``date_columns_``, in decimal years) whose lengths can be told as durations.
+
+    Warped inputs (``input_transformer_``) are standardised first: a date column only standardised (exponent 1)
+    is years times a factor, so its periods and lengthscales are durations once multiplied by it; one warped by
+    a power transform has no such factor, and its lengths stay in the warped units, as every warped column's.
+    """
+    columns = getattr(estimator, "date_columns_", None) or ()
+    transformer = getattr(estimator, "input_transformer_", None)
+    if transformer is None:
+        return {c: 1.0 for c in columns}
+    return {c: float(transformer.spread_[c] * transformer.scale_[c]) for c in columns
+            if transformer.lambdas_[c] == 1.0}
 
 
-def _component_phrase(component, names, ranges, dates=frozenset(), positions=None):
+def _component_phrase(component, names, ranges, dates=None, positions=None):
     """``ranges``: each column's range as the GP saw it (for lengthscales); ``positions``: in the user's units
     (for the switches' positions; default ``ranges``)."""
     if component.structure is None:
@@ -417,21 +428,38 @@ def _ard_lines(structure, names, ranges):
 
 
 def _date_lines(estimator, names):
-    """Which input columns hold dates, measured in years (``date_columns_``), if any do."""
+    """Which input columns hold dates, measured in years (``date_columns_``), if any do, and in which units
+    the fitted values on them are."""
     columns = sorted(getattr(estimator, "date_columns_", None) or {})
     if not columns:
         return []
     listed = ", ".join(f"`{names[j]}`" for j in columns)
+    it = "it" if len(columns) == 1 else "them"
+    durations = _dates(estimator)
+    told = [j for j in columns if j in durations]
+    if len(told) == len(columns):
+        lengths = f"periods and lengthscales on {it} are given as durations"
+    elif told:
+        lengths = (f"periods and lengthscales on {', '.join(f'`{names[j]}`' for j in told)} are given as durations, "
+                   "on the others in their warped units (see Inputs)")
+    else:
+        lengths = f"periods and lengthscales on {it} are in {'its' if it == 'it' else 'their'} warped units (see Inputs)"
+    fitted = ("are in years" if getattr(estimator, "input_transformer_", None) is None
+              else f"are on {it} as the GP saw {it}, standardised (see Inputs)")
     return [f"- Dates: {listed} {'holds dates' if len(columns) == 1 else 'hold dates'}, measured in decimal years "
-            "(2015.5 is the middle of 2015): above, periods and lengthscales on "
-            f"{'it' if len(columns) == 1 else 'them'} are given as durations and change locations as decimal years; "
-            "the fitted values (`structure_`, `kernel_`) are in years."]
+            f"(2015.5 is the middle of 2015): above, {lengths} and change locations as decimal years; "
+            f"the fitted values (`structure_`, `kernel_`) {fitted}."]
 
 
 def _warping_lines(estimator, names):
     """Which input columns the estimator warped before its GP saw them (``input_transformer_``), if it did."""
     transformer = getattr(estimator, "input_transformer_", None)
-    return [] if transformer is None else [f"- Inputs: {transformer.describe(names)}"]
+    if transformer is None:
+        return []
+    text = transformer.describe(names)
+    if _dates(estimator):
+        text = text[:-1] + " (but on dates: see Dates)."
+    return [f"- Inputs: {text}"]
 
 
 def _units_line(estimator):
@@ -460,7 +488,7 @@ def _shares_line(parts, of_what):
             f"components {how}."]
 
 
-def _change_lines(structure, names, estimator, dates=frozenset()):
+def _change_lines(structure, names, estimator, dates=None):
     """One sentence per changepoint or change window of the structure, outermost first, its positions in the
     user's units (through the inverse of the estimator's input warping, if any)."""
     spreads = user_ranges(estimator)
@@ -521,13 +549,14 @@ def _describe_latent(model, view, target_class, names, ranges, positive):
     return "\n".join(lines)
 
 
-def describe_term(term, names, ranges=None, dates=frozenset()):
+def describe_term(term, names, ranges=None, dates=None):
     """Phrase for one additive term (a base kernel or a product of base kernels).
 
     ``ranges``: the spread (max − min) of each input column, to call a factor
     whose lengthscale far exceeds it nearly constant. ``dates``: the indices of
     date columns (in decimal years), whose periods and lengthscales are given as
-    durations ("7 days", "1 year").
+    durations ("7 days", "1 year"), or ``{column: years per unit}`` for date
+    columns the GP saw rescaled.
     """
     operands = term.operands if isinstance(term, Product) else (term,)
     factors = [f for f in operands if not _is_constant(f)]
@@ -568,7 +597,7 @@ def describe_term(term, names, ranges=None, dates=frozenset()):
     return f"an interaction of {_join([_name(c, names) for c in every])} ({'; '.join(pieces)})"
 
 
-def _change_phrase(node, names, ranges, dates=frozenset()):
+def _change_phrase(node, names, ranges, dates=None):
     """Phrase for a changepoint or change window: where it happens and what each side is."""
     var = _name(node.column, names)
     first, second = (_side_phrase(op, names, ranges, dates) for op in node.operands)
@@ -600,7 +629,7 @@ def _change_phrase(node, names, ranges, dates=frozenset()):
     return f"{first}, replaced {window} by {second}"
 
 
-def _side_phrase(expr, names, ranges, dates=frozenset()):
+def _side_phrase(expr, names, ranges, dates=None):
     """Phrase for one side of a change (``None`` for a constant)."""
     terms = expr.sum_of_products()
     if all(_is_constant(t) for t in terms if not isinstance(t, Product)) and not any(isinstance(t, Product) for t in terms):
@@ -608,11 +637,11 @@ def _side_phrase(expr, names, ranges, dates=frozenset()):
     return " plus ".join(describe_term(t, names, ranges, dates) for t in terms)
 
 
-def _function_of(group, var, spread, in_years=False):
+def _function_of(group, var, spread, in_years=None):
     periodic = [f for f in group if f.kind.periodic]
     linear = [f for f in group if f.kind.polynomial_degree]
     smooth = [f for f in group if f.kind.distance_based]
-    length = _duration if in_years else _num
+    length = _length_teller(in_years)
     if periodic:
         periods = ", ".join(length(f.params.get("period", np.nan)) for f in periodic)
         head = (
@@ -625,7 +654,7 @@ def _function_of(group, var, spread, in_years=False):
         modifiers = []
         if smooth:
             scales = ", ".join(length(f.params.get("lengthscale", np.nan)) for f in smooth)
-            units = "" if in_years else f" (in units of {var})"
+            units = "" if in_years is not None else f" (in units of {var})"
             modifiers.append(f"whose shape and amplitude change smoothly over ≈ {scales}{units}")
         if linear:
             modifiers.append(f"whose amplitude {_growth(len(linear), var)}")
@@ -662,8 +691,8 @@ def _nearly_constant(group, spread):
             and group[0].params.get("lengthscale", 0) > 5 * spread)
 
 
-def _short_phrase(group, var, spread, in_years=False):
-    length = _duration if in_years else _num
+def _short_phrase(group, var, spread, in_years=None):
+    length = _length_teller(in_years)
     pieces = []
     for factor in group:
         short = factor.kind.short_phrase.format(var=var)
@@ -804,8 +833,23 @@ def _join(items):
 
 
 def _in_years(columns, dates):
-    """Whether every one of ``columns`` is a date column (measured in years)."""
-    return bool(columns) and all(c in dates for c in columns)
+    """Years per unit of ``columns`` when every one is a date column of ``dates`` (see :func:`_dates`) with the
+    same factor, else None: lengths on them are then told as durations. A set of columns counts as dates in
+    years."""
+    if not isinstance(dates, dict):
+        dates = dict.fromkeys(dates or (), 1.0)
+    factors = {dates[c] for c in columns if c in dates}
+    if not columns or len(factors) != 1 or any(c not in dates for c in columns):
+        return None
+    return factors.pop()
+
+
+def _length_teller(in_years):
+    """How a period or lengthscale of factors on columns of ``in_years`` years per unit reads (see
+    :func:`_in_years`): a duration, or the number itself when they are not dates."""
+    if in_years is None:
+        return _num
+    return lambda value: _duration(float(value) * in_years)
 
 
 def _duration(years):

@@ -166,6 +166,48 @@ def test_periods_and_lengthscales_on_dates_are_described_as_durations():
     assert "period ≈ 7 days" in text and "over ≈ 2 years" in text and "in units of" not in text
 
 
+def test_periods_on_a_date_column_the_gp_saw_standardised_are_still_durations_in_years():
+    # (with warped inputs the period of the standardised column, 0.577, had been read as years: "6.92 months")
+    frame, _ = _monthly_series()
+    y = np.sin(2 * np.pi * np.arange(48) / 12) + 0.1 * np.random.default_rng(0).normal(size=48)
+    model = CompositionalGPRegressor(base_kernels=("PER",), max_depth=1, change_operators=None, warp_inputs=True,
+                                     baseline_models=False, random_state=0).fit(frame[["month"]], y)
+    transformer = model.input_transformer_
+    assert transformer.lambdas_[0] == 1.0 and transformer.spread_[0] * transformer.scale_[0] != pytest.approx(1.0)
+    period = next(leaf.params["period"] for leaf in model.structure_.leaves if leaf.name == "PER")
+    in_years = period * transformer.spread_[0] * transformer.scale_[0]
+    assert in_years == pytest.approx(1.0, rel=0.05)  # the planted yearly cycle
+    text = describe(model)
+    assert re.search(r"period ≈ (1 year|0\.9\d+ years|1\.0\d* years)", text)
+    assert "(`structure_`, `kernel_`) are on it as the GP saw it, standardised" in text
+    assert "(but on dates: see Dates)" in text
+
+
+def test_lengths_on_a_power_transformed_date_column_stay_in_its_warped_units():
+    from skgpsearch.inspection._describe import _date_lines, _dates
+
+    transformer = SimpleNamespace(spread_=np.array([2.0, 3.0]), scale_=np.array([0.5, 4.0]),
+                                  lambdas_=np.array([1.0, 0.4]))
+    model = SimpleNamespace(date_columns_={0: "months", 1: "years"}, input_transformer_=transformer)
+    assert _dates(model) == {0: 1.0}  # the standardised column: 2 x 0.5 years per unit; the warped one: none
+    line = _date_lines(model, ["start", "end"])[0]
+    assert "on `start` are given as durations, on the others in their warped units" in line
+    assert _dates(SimpleNamespace(date_columns_={0: "months"})) == {0: 1.0}
+
+
+@pytest.mark.parametrize("estimator", [CompositionalGPRegressor(max_depth=1), CompositionalGPClassifier(max_depth=1)],
+                         ids=lambda e: type(e).__name__)
+def test_missing_dates_get_an_error_naming_their_column(estimator):
+    # (they had become NaN, and the error spoke of a NaN the user never gave)
+    frame, y = _monthly_series(30)
+    frame.loc[5, "month"] = pd.NaT
+    target = y if isinstance(estimator, CompositionalGPRegressor) else (y > np.median(y)).astype(int)
+    with pytest.raises(ValueError, match=r"missing dates \(NaT\) in column\(s\) 'month' \(1\): drop those rows"):
+        clone(estimator).fit(frame, target)
+    # the transformer leaves them to a later step of a pipeline, as documented
+    assert np.isnan(DecimalYears().fit_transform(frame)[5, 0])
+
+
 @estimator_checks(fast=[DecimalYears()])
 def test_decimal_years_passes_the_sklearn_estimator_checks(estimator, check):
     check(estimator)
