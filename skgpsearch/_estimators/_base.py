@@ -367,5 +367,8 @@ class CandidateEstimator:
 
     def __call__(self, model: Any) -> Any:
         view = self.template._unfitted_copy()
+        # a criterion scores the view on the search's numeric arrays, which carry no column names: with the
+        # user's names kept, every prediction would warn that X has none
+        view.__dict__.pop("feature_names_in_", None)
         view._adopt([model], self.X, self.y)
         return view

@@ -58,8 +58,10 @@ def _numeric_targets(y: np.ndarray) -> np.ndarray:
 
     (``validate_data(y_numeric=True)`` converts object arrays only: an array of
     strings would fail later inside numpy's reductions.)"""
-    if y.dtype.kind in "biuf":
+    if y.dtype.kind in "iuf":
         return y
+    if y.dtype.kind == "b":
+        return y.astype(np.float64)  # 0 and 1, as scikit-learn's regressors take them (numpy cannot subtract bools)
     try:
         return y.astype(np.float64)
     except (TypeError, ValueError):

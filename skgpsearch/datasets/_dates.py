@@ -76,6 +76,9 @@ def with_decimal_years(estimator: Any, X: Any, reset: bool, allow_missing: bool 
     if columns and np.ndim(X) == 1:
         raise ValueError("X is one-dimensional dates; the estimator takes a table with one row per sample: pass "
                          "series.to_frame() for a pandas Series or index, or dates.reshape(-1, 1) for an array.")
+    names = getattr(estimator, "feature_names_in_", None)
+    if not reset and names is not None and hasattr(X, "columns") and [str(c) for c in X.columns] != list(names):
+        return X  # other columns, or in another order: the estimator's validation says so, naming them
     if reset:
         estimator.date_columns_ = {index: date_rule(_column(X, index)) for index in columns}
     fitted = getattr(estimator, "date_columns_", None) or {}

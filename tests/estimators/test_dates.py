@@ -109,6 +109,24 @@ def test_a_classifier_takes_time_zone_aware_dates_and_other_columns():
     assert converted["other"].equals(frame["other"])
 
 
+@pytest.mark.parametrize("make", [CompositionalGPRegressor, CompositionalGPClassifier], ids=lambda m: m.__name__)
+def test_reordered_columns_with_dates_get_scikit_learns_error_about_the_order(make):
+    # (the date check ran first and said the dates had been fitted as numbers, which they had not)
+    frame, y = _monthly_series(40)
+    target = y if make is CompositionalGPRegressor else (y > np.median(y)).astype(int)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = make(max_depth=1, random_state=0).fit(frame, target)
+    with pytest.raises(ValueError, match="Feature names must be in the same order as they were in fit"):
+        model.predict(frame[["other", "month"]])
+    numbers = frame.assign(month=2010 + np.arange(40) / 12)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        on_numbers = make(max_depth=1, random_state=0).fit(numbers, target)
+    with pytest.raises(ValueError, match="Feature names must be in the same order as they were in fit"):
+        on_numbers.predict(frame[["other", "month"]])
+
+
 def test_dates_as_python_objects_get_a_clear_error():
     X = np.array([[dt.date(2020, 1, day)] for day in range(1, 11)], dtype=object)
     with pytest.raises(ValueError, match="Column 0 of X holds dates as Python objects .* datetime64"):

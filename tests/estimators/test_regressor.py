@@ -5,6 +5,7 @@ import warnings
 
 import joblib
 import numpy as np
+import pandas as pd
 import pytest
 from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
@@ -540,6 +541,38 @@ def test_text_targets_are_rejected_with_a_clear_message():
     model = cheap().fit(X, np.array(["1.5", "2.0", "2.5", "3.0", "3.5", "4.0"]))
     assert model.predict(X).dtype == np.float64
     np.testing.assert_allclose(model.predict(X), np.linspace(1.5, 4.0, 6), atol=0.3)
+
+
+def test_a_boolean_target_is_fitted_as_zeros_and_ones():
+    # (numpy's "boolean subtract is not supported" had come from the target checks; scikit-learn's regressors take it)
+    X = np.linspace(0, 5, 30)[:, None]
+    flags = X[:, 0] > 2.5
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        on_flags = cheap().fit(X, flags)
+        on_numbers = cheap().fit(X, flags.astype(float))
+    np.testing.assert_array_equal(on_flags.predict(X), on_numbers.predict(X))
+
+
+def test_a_criterion_that_predicts_gets_no_warning_about_column_names():
+    # candidates are scored on the search's numeric arrays: views that kept the user's column names warned
+    # "X does not have valid feature names" at every prediction (36 times in a search of depth 1)
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"a": rng.uniform(0, 5, 40), "b": rng.uniform(0, 5, 40)})
+    y = np.sin(X["a"]) + 0.3 * X["b"] + 0.1 * rng.normal(size=40)
+    seen = []
+
+    def by_predictions(estimator, X_scored, y_scored):
+        seen.append(type(X_scored))
+        return -float(np.mean((estimator.predict(X_scored) - y_scored) ** 2))
+
+    for criterion in ("loo", by_predictions):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            model = CompositionalGPRegressor(criterion=criterion, max_depth=1, random_state=0).fit(X, y)
+        assert not [w for w in caught if "feature names" in str(w.message)], criterion
+        assert list(model.feature_names_in_) == ["a", "b"]
+    assert seen and all(kind is np.ndarray for kind in seen)
 
 
 def test_constant_target_gives_a_flat_model():

@@ -7,7 +7,10 @@ import pytest
 
 from skgpsearch import CompositionalGPRegressor
 from skgpsearch._search._records import CandidateRecord
-from skgpsearch._engine._periodogram import dominant_period, period_candidates, periodogram_peaks, smooth_trend
+from scipy.signal import lombscargle
+
+from skgpsearch._engine._periodogram import (_frequency_grid, _grid, dominant_period, lomb_scargle_power,
+                                               period_candidates, periodogram_peaks, smooth_trend)
 from skgpsearch._engine._exact import GPPosterior, RegressionObjective
 from skgpsearch._engine._optimizer import optimize_hyperparameters
 from skgpsearch._search._starts import (
@@ -53,6 +56,50 @@ def test_periodogram_peaks_ranks_two_cycles_by_power():
     assert peaks[0] == pytest.approx(1.7, rel=0.02)
     assert peaks[1] == pytest.approx(5.0, rel=0.03)
     assert periodogram_peaks(x, np.ones_like(x), 0.2, 15.0) == []
+
+
+def _decimal_days(first_year, n_days):
+    """Days as decimal years of calendar years of 365 and 366 days, rounded to 6 decimals as in a CSV file."""
+    years, days = [], []
+    year = first_year
+    while len(days) < n_days:
+        length = 366 if year % 4 == 0 else 365
+        days += [year + d / length for d in range(length)]
+        year += 1
+    return np.round(np.array(days[:n_days]), 6)
+
+
+GRIDS = {
+    "regular": np.arange(300) / 12.0 + 1949.0,
+    "rounded months": np.round(1949 + (np.arange(300) + 0.5) / 12.0, 6),
+    "gaps and a repeat": np.concatenate([np.delete(np.arange(400.0), [5, 6, 100, 250]), [50.0]]),
+    "days of leap years": _decimal_days(1981, 900),
+    "hours with gaps": np.delete(2004.9 + np.arange(1000) / (24 * 365.25), np.arange(300, 330)),
+}
+
+
+@pytest.mark.parametrize("name", list(GRIDS))
+def test_the_periodogram_on_a_grid_is_scipys(name):
+    # chirp-z transforms over the grid (with a series in the offsets from it) against scipy's sum over every point
+    x = GRIDS[name]
+    rng = np.random.default_rng(0)
+    span = np.ptp(x)
+    r = np.sin(2 * np.pi * x / (span / 7.3)) + 0.5 * np.cos(2 * np.pi * x / (span / 31.7)) + 0.3 * rng.normal(size=x.size)
+    assert _grid(x) is not None
+    step = np.diff(np.unique(x)).min()
+    for low, high, most in ((3 * step, span / 2, 4000), (2.5 * step, span, 257)):
+        freqs = _frequency_grid(x, low, high, most)
+        expected = lombscargle(x, r - r.mean(), 2 * np.pi * freqs)
+        power = lomb_scargle_power(x, r - r.mean(), freqs)
+        assert np.max(np.abs(power - expected)) < 1e-9 * expected.max()
+
+
+def test_the_periodogram_off_a_grid_is_scipys_own():
+    x = np.sort(np.random.default_rng(1).uniform(0, 10, 200))
+    r = np.sin(2 * np.pi * x / 1.3)
+    assert _grid(x) is None  # its smallest gap would need more than 8 slots per input
+    freqs = _frequency_grid(x, 0.1, 5.0, 4000)
+    assert np.array_equal(lomb_scargle_power(x, r, freqs), lombscargle(x, r, 2 * np.pi * freqs))
 
 
 def test_smooth_trend_keeps_the_trend_and_removes_a_short_cycle():
