@@ -91,9 +91,9 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
         ``CP(column, A, B)`` changes from structure A to B around a fitted
         location and width, ``CW(column, A, B)`` is B inside a window and A
         outside. ``"auto"`` (the one-column default): ``("CP", "CW")`` on one
-        input column fitted by the exact engine (up to 3000 rows; for a
-        series, the select stage then forecasts its latest rows), none
-        otherwise. On
+        input column fitted by the exact Gaussian engine (up to 3000 rows,
+        Gaussian noise; for a series, the select stage then forecasts its
+        latest rows), none otherwise. On
         the 11 series of ``benchmarks/extrapolation.py`` they improved the
         forecasts of call-centre (RMSE 160 -> 44: a level drop), wages (16.6
         -> 13.3) and solar (0.53 -> 0.47), made sulphuric's worse (62 -> 73),
@@ -189,7 +189,11 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
         median and MAD; criteria computed from the evidence and callables;
         ``objective="lml"``). A Gaussian model warns (:class:`OutlierWarning`)
         when a training point's leave-one-out residual exceeds 5 robust
-        standard deviations.
+        standard deviations. On a series (one time-index column) Student-t
+        noise forgoes the series defaults, which refit the exact Gaussian
+        engine on the series' start: the final model is stacked from
+        leave-one-out densities, with no change operators, random walk
+        baseline or widening beyond the series (``fit`` warns).
     degrees_of_freedom : float or None, default=4.0
         ν of the Student-t noise: a number fixes it (1 is Cauchy noise; 4 is a
         common robust choice), ``None`` learns it in [1, 200] with the other
@@ -218,8 +222,8 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
         lengthscale each), the additive kernel (one SE per column), one
         isotropic kernel (an SE over all columns, one lengthscale for all) and
         the linear model (one linear kernel over all columns: Bayesian linear
-        regression), on one column the one SE kernel, and on a series the
-        random walk with drift ``LIN(0) + M12(0)`` (the Gaussian-process form
+        regression), on one column the one SE kernel, and on a series with
+        Gaussian noise the random walk with drift ``LIN(0) + M12(0)`` (the Gaussian-process form
         of the naive forecast with drift) -- are fitted after the search and
         compete with its structures as finalists (they add no children to the
         search).
@@ -245,7 +249,11 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
         missing (:func:`skgpsearch.kernels.looks_like_time_index`) -- since
         leaving one point out of a series rewards interpolating between
         neighbours, and the evidence a flexible trend that reverts to the
-        mean beyond the data; ``"stacking"`` otherwise (two or more columns,
+        mean beyond the data (with Gaussian noise and the exact engine: the
+        refits of Student-t noise's Laplace engine are not made, so a series
+        with ``likelihood="student_t"`` is stacked, without the change
+        operators, the random walk or the widening beyond the series);
+        ``"stacking"`` otherwise (two or more columns,
         or one covariate with irregular or repeated values, such as an income
         or a dose, whose model predicts between its values), and
         ``"criterion"`` with the sparse approximation. Set
@@ -369,8 +377,11 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
         ``"depth limit reached"``, a budget, ``"interrupted"``).
     averaged_structures_ : list of Expr
         The structures whose mixture predicts (the stacking mixture's, the
-        ``model_averaging`` best, or only the chosen one), largest weight
-        first, carrying their fitted values.
+        ``model_averaging`` best, or only the chosen one), carrying their
+        fitted values: the stacking mixture's largest weight first, else the
+        chosen structure first (``structure_``; a forecast within a nat of
+        the best leaves the choice to the criterion, so a runner-up can
+        weigh more) and the others by their scores.
     model_weights_ : ndarray of shape (n_models,)
         Their weights (summing to one).
     log_marginal_likelihood_value_ : float
@@ -544,6 +555,13 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
             X, X_warped, y, seed, n_jobs=self.n_jobs))
         fitter = self._model_fitter(X_model, y, criterion,
                                     make_estimator=CandidateEstimator(self._unfitted_copy(), X_model, y))
+        if self.likelihood == "student_t" and X.shape[1] == 1 and looks_like_time_index(X[:, 0]):
+            warnings.warn("X is a series (one time-index column), but likelihood='student_t' is fitted by the "
+                          "Laplace engine, which the series defaults do not use: the model is chosen by stacking "
+                          "leave-one-out densities, not by forecasting the series' end, without change operators, "
+                          "the random walk baseline or a widening of the forecast's spread. Use the Gaussian "
+                          "likelihood for those (OutlierWarning points at gross outliers).", UserWarning,
+                          stacklevel=user_stacklevel())
         grammar = self._grammar(X.shape[1], change_operators=self._change_operators(fitter), X=X_model)
         outcome = self._run_pipeline(fitter, grammar, criterion, seed)
         self._adopt(fitter.models(outcome), X, y, outcome.weights, X_model, outcome.forecast_variance_scale)

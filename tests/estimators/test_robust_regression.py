@@ -95,6 +95,23 @@ def test_student_t_refuses_what_needs_the_gaussian_evidence():
         CompositionalGPRegressor(likelihood="student_t", objective="map").fit(X, y)
 
 
+def test_student_t_on_a_series_says_it_forgoes_the_series_defaults():
+    # (a robust fit of a series had silently lost the forecast judge, the change operators and the widening)
+    rng = np.random.default_rng(3)
+    t = 2000 + np.arange(60) / 12
+    y = 0.8 * np.sin(2 * np.pi * t) + 0.3 * rng.normal(size=60)
+    y[[10, 40]] += [6.0, -7.0]
+    with pytest.warns(UserWarning, match="series .* likelihood='student_t'.*not by forecasting"):
+        model = CompositionalGPRegressor(likelihood="student_t", base_kernels=("SE", "PER"), max_depth=1,
+                                         random_state=0).fit(t[:, None], y)
+    assert model.selection_ == "stacking" and model.forecast_variance_scale_ == 1.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)  # a covariate with repeated values is no series
+        covariate = np.repeat(np.linspace(0, 5, 30), 2)
+        CompositionalGPRegressor(likelihood="student_t", base_kernels=("SE",), max_depth=1, random_state=0).fit(
+            covariate[:, None], np.sin(covariate) + 0.1 * rng.normal(size=60))
+
+
 def test_no_outlier_warning_on_gaussian_data():
     rng = np.random.default_rng(3)
     X = rng.uniform(0, 5, size=(120, 1))
