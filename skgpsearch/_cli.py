@@ -202,7 +202,7 @@ def _discover(args):
         _check_report_path(args.report)
     if args.save_model:
         _check_writable(args.save_model, "the model")
-    header, columns = _read_csv(args.data)
+    header, columns, lines = _read_csv(args.data)
     if args.target not in header:
         hint = _separator_hint(header)
         if not hint and all(is_number(name) for name in header):
@@ -224,6 +224,8 @@ def _discover(args):
     formatted = [name for name in text_features if _formatted_numbers(columns[name])]
     if formatted:
         raise UsageError(f"feature column(s) {', '.join(map(repr, formatted))} hold {_FORMATTED_ADVICE}.")
+    for name in text_features:
+        _refuse_mostly_dates(columns[name], name, lines)
     if text_features:
         raise UsageError(
             f"non-numeric feature column(s) {', '.join(map(repr, text_features))}: encode categories as "
@@ -239,7 +241,7 @@ def _discover(args):
     if any(value.strip().lower() in _MISSING for value in target):
         raise UsageError(f"the target column {args.target!r} has missing values (empty, NA, ...): drop those rows "
                          "first.")
-    task, y, reason = _task(target, args.task)
+    task, y, reason = _task(target, args.task, lines)
     if len(y) < MIN_ROWS:
         raise UsageError(f"{args.data} has {len(y)} data rows; the search needs at least {MIN_ROWS}.")
     if task == "classification" and len(set(y.tolist())) < 2:
@@ -328,26 +330,29 @@ def _read_csv(path):
         raise UsageError(f"no such file: {str(path)!r}.")
     try:
         with path.open(newline="", encoding="utf-8-sig") as handle:
-            rows = list(csv.reader(handle))
+            reader = csv.reader(handle)
+            # each row with the file's line number where it ends (blank lines are dropped below, not renumbered)
+            numbered = [(reader.line_num, row) for row in reader]
     except (UnicodeDecodeError, csv.Error) as error:
         raise UsageError(f"{str(path)!r} is not a readable CSV file ({error}).") from None
-    rows = [row for row in rows if any(cell.strip() for cell in row)]
-    if not rows:
+    numbered = [(line, row) for line, row in numbered if any(cell.strip() for cell in row)]
+    if not numbered:
         raise UsageError(f"{str(path)!r} is empty.")
-    header = [name.strip() for name in rows[0]]
-    body = rows[1:]
+    header = [name.strip() for name in numbered[0][1]]
+    body = [row for _, row in numbered[1:]]
+    lines = [line for line, _ in numbered[1:]]
     # a comma at the end of every line (as some spreadsheets export): an unnamed column without values
     while len(header) > 1 and header[-1] == "" and all(len(row) == len(header) and not row[-1].strip()
                                                        for row in body):
         header, body = header[:-1], [row[:-1] for row in body]
     if len(set(header)) != len(header):
         raise UsageError(f"{str(path)!r} has repeated column names in its header.")
-    for number, row in enumerate(body, start=2):
+    for number, row in zip(lines, body):
         if len(row) != len(header):
             hint = _separator_hint(header)
             raise UsageError(f"line {number} of {str(path)!r} has {len(row)} fields, the header has "
                              f"{len(header)}{hint}.")
-    return header, {name: [row[j] for row in body] for j, name in enumerate(header)}
+    return header, {name: [row[j] for row in body] for j, name in enumerate(header)}, lines
 
 
 def _separator_hint(header):
@@ -424,10 +429,10 @@ def _array(values, names):
     return np.column_stack([values[name] for name in names])
 
 
-def _task(values, task):
+def _task(values, task, lines):
     numbers = _numeric(values)
     if numbers is None and task != "classification":
-        _refuse_mostly_numeric(values)
+        _refuse_mostly_numeric(values, lines)
         if _formatted_numbers(values):
             raise UsageError(f"the target column holds {_FORMATTED_ADVICE}.")
         if _dates(values) is not None:
@@ -450,9 +455,9 @@ def _task(values, task):
     return "regression", numbers, reason
 
 
-def _refuse_mostly_numeric(values):
+def _refuse_mostly_numeric(values, lines):
     """A target column that is numbers but for a few cells is a data error, not a set of class labels."""
-    cells = [(line, v.strip()) for line, v in enumerate(values, start=2) if v.strip().lower() not in _MISSING]
+    cells = [(line, v.strip()) for line, v in zip(lines, values) if v.strip().lower() not in _MISSING]
     bad = [(line, text) for line, text in cells if _numeric([text]) is None]
     if cells and len(bad) <= 0.5 * len(cells):
         examples = ", ".join(f"{text!r} on line {line}" for line, text in bad[:3])
@@ -467,11 +472,11 @@ def _predict(args):
     model = _load_model(args.model)
     if args.output:
         _check_writable(args.output, "the predictions")
-    header, columns = _read_csv(args.data)
+    header, columns, lines = _read_csv(args.data)
     names = _model_columns(model, header, args.data)
     if not columns[header[0]]:
         raise UsageError(f"{args.data} has no data rows.")
-    values = {name: _feature_column(columns[name], name, args.data) for name in names}
+    values = {name: _feature_column(columns[name], name, args.data, lines) for name in names}
     # a model fitted without column names takes an array (of numbers, or of dates)
     X = _table(values, names) if hasattr(model, "feature_names_in_") else _array(values, names)
     try:
@@ -525,19 +530,33 @@ def _model_columns(model, header, data):
     return header
 
 
-def _feature_column(values, name, data):
+def _feature_column(values, name, data, lines):
     numbers = _numeric(values)
     if numbers is None:
         numbers = _dates(values)
     if numbers is None:
+        _refuse_mostly_dates(values, name, lines)
         raise UsageError(f"the feature column {name!r} of {data} is neither numbers nor dates; encode it as it was "
                          "for training.")
     bad = np.flatnonzero(~_finite(numbers))
     if bad.size:
-        lines = ", ".join(str(i + 2) for i in bad[:5])
+        where = ", ".join(str(lines[i]) for i in bad[:5])
         raise UsageError(f"the feature column {name!r} of {data} has missing or infinite values "
-                         f"(line {lines}{', ...' if bad.size > 5 else ''}): fill or drop those rows first.")
+                         f"(line {where}{', ...' if bad.size > 5 else ''}): fill or drop those rows first.")
     return numbers
+
+
+def _refuse_mostly_dates(values, name, lines):
+    """A column of numbers or of ISO dates but for a few cells (a typo, an impossible day) is a data error: say
+    which cells, rather than call the column text to encode."""
+    cells = [(line, v.strip()) for line, v in zip(lines, values) if v.strip().lower() not in _MISSING]
+    for parse, what, form in ((_numeric, "numbers", "a decimal point, not a comma"),
+                              (_dates, "ISO dates", "2015-03-01, 2015-03 or 2015-03-01 14:30")):
+        bad = [(line, text) for line, text in cells if parse([text]) is None]
+        if cells and bad and len(bad) <= 0.5 * len(cells):
+            examples = ", ".join(f"{text!r} on line {line}" for line, text in bad[:3])
+            raise UsageError(f"the column {name!r} holds {what} except for {len(bad)} cell(s) ({examples}): fix "
+                             f"them ({form}), or empty them and drop those rows.")
 
 
 def _predictions(model, X):

@@ -227,6 +227,14 @@ def test_integer_targets_with_few_values_are_classes(tmp_path, capsys):
         # one malformed number must not turn a regression into a classification with a class per row
         ('x,y\n1,2.5\n2,"3,1"\n3,4.7\n4,5.2\n5,6.9\n6,7.3\n', ["--target", "y"],
          "numeric except for 1 cell(s) ('3,1' on line 3)"),
+        # a blank line counts: the lines named are the file's (they had been counted without the blank ones)
+        ('x,y\n1,2.5\n\n2,"3,1"\n3,4.7\n4,5.2\n5,6.9\n6,7.3\n', ["--target", "y"], "('3,1' on line 4)"),
+        ("x,y\n1,2\n\n2,3,4\n", ["--target", "y"], "line 4 of"),
+        # one typo in a column of dates or numbers names the cell (it had been called a column of categories)
+        ("d,y\n2015-01-01,2\n2015-02-01,3\n2015-13-01,4\n2015-04-01,5\n2015-05-01,6\n2015-06-01,7\n",
+         ["--target", "y"], "'d' holds ISO dates except for 1 cell(s) ('2015-13-01' on line 4)"),
+        ("x,y\n1,2\n2,3\n3x,4\n4,5\n5,6\n6,7\n", ["--target", "y"],
+         "'x' holds numbers except for 1 cell(s) ('3x' on line 4)"),
     ],
 )
 def test_clear_one_line_errors(tmp_path, capsys, content, argv, message):
@@ -317,6 +325,12 @@ def test_discover_and_predict_a_series_with_dates(tmp_path, capsys):
     new.write_text("month\n01/02/2013\n")
     code, _, err = run(capsys, "predict", model_path, new)
     assert "is neither numbers nor dates" in one_line_error(code, err)
+    new.write_text("month\n2013-01-01\n\n2013-02-30\n2013-03-01\n")
+    code, _, err = run(capsys, "predict", model_path, new)
+    assert "holds ISO dates except for 1 cell(s) ('2013-02-30' on line 4)" in one_line_error(code, err)
+    new.write_text("month\n2013-01-01\n\n2013-03-01\nNA\n")
+    code, _, err = run(capsys, "predict", model_path, new)
+    assert "missing or infinite values (line 5)" in one_line_error(code, err)
 
 
 def test_predict_classes_to_standard_output(tmp_path, capsys):

@@ -442,6 +442,18 @@ def axis_label(estimator, names, column):
     return f"{names[column]} (decimal years)" if dated else names[column]
 
 
+def label_input_axis(ax, which, label):
+    """Label axis ``which`` ("x" or "y") of a figure with an input's :func:`axis_label`; a date axis in decimal
+    years gets plain tick labels (2020.05, where matplotlib writes 0.05 and an offset of "+2.02e3" on a span
+    short against the year)."""
+    getattr(ax, f"set_{which}label")(label)
+    if label.endswith("(decimal years)"):
+        try:
+            ax.ticklabel_format(axis=which, style="plain", useOffset=False)
+        except AttributeError:  # an axis without matplotlib's scalar tick labels keeps its own
+            pass
+
+
 def feature_names_of(estimator, feature_names=None):
     """Column names for text and figures: given ones, else ``feature_names_in_``, else ``x0``, ``x1``, ..."""
     if feature_names is not None:

@@ -21,7 +21,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._search._regression import forecast_split
 from ..grammar import FixedStructureGrammar
-from ._decompose import axis_label, check_rows, feature_names_of, numeric_inputs, table_row
+from ._decompose import axis_label, check_rows, feature_names_of, label_input_axis, numeric_inputs, table_row
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -252,7 +252,7 @@ def plot_forecast(forecast: Mapping[str, Any], *, target_name: str | None = None
     ax.plot(x, mean, lw=1.5, label="GP forecast")
     ax.scatter(x, forecast["y_test"], s=8, c="C3", label="held out")
     ax.axvline(forecast["split_at"], c="0.5", lw=1, ls="--")
-    ax.set_xlabel(forecast.get("axis_label", forecast["column"]))
+    label_input_axis(ax, "x", forecast.get("axis_label", forecast["column"]))
     ax.set_ylabel(target_name or "target")
     ax.legend(loc="best", fontsize="small")
     ax.set_title(f"Forecast of the last {forecast['n_test']} rows from the first {forecast['n_train']}",

@@ -15,7 +15,8 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._search._progress import structure_label
 from ..grammar import Base, Product, parse
-from ._decompose import axis_label, check_rows, decompose, feature_names_of, numeric_inputs, target_name_of
+from ._decompose import (axis_label, check_rows, decompose, feature_names_of, label_input_axis, numeric_inputs,
+                         target_name_of)
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -123,7 +124,7 @@ def plot_components(
                            label="partial residuals")
             else:
                 ax.plot(X_train[:, columns[0]], np.full(len(X_train), ax.get_ylim()[0]), "|", c="k", alpha=0.4)
-            ax.set_xlabel(axis_label(estimator, names, columns[0]))
+            label_input_axis(ax, "x", axis_label(estimator, names, columns[0]))
             ax.set_ylabel(unit)
             ax.legend(loc="best", fontsize="small")
         elif len(columns) == 2:
@@ -141,14 +142,14 @@ def plot_components(
             contour = ax.contourf(a, b, values, levels=15, cmap="RdBu_r", norm=norm)
             fig.colorbar(contour, ax=ax, label=unit)
             ax.scatter(X_train[:, columns[0]], X_train[:, columns[1]], s=5, c="k", alpha=0.4)
-            ax.set_xlabel(axis_label(estimator, names, columns[0]))
-            ax.set_ylabel(axis_label(estimator, names, columns[1]))
+            label_input_axis(ax, "x", axis_label(estimator, names, columns[0]))
+            label_input_axis(ax, "y", axis_label(estimator, names, columns[1]))
         else:
             fig = _figure(3.2 * len(columns), 3.4)
             axes = fig.subplots(1, len(columns), sharey=True)
             for ax, c in zip(axes, columns):
                 ax.scatter(X_train[:, c], component.mean, s=6, alpha=0.6)
-                ax.set_xlabel(axis_label(estimator, names, c))
+                label_input_axis(ax, "x", axis_label(estimator, names, c))
             axes[0].set_ylabel(f"{unit} at the training inputs")
         fig.suptitle(title, fontsize="medium")
         figures.append(fig)
@@ -212,7 +213,7 @@ def plot_fit(
         ax.scatter(X_train[:, 0], y_train, s=5, c="k", label="training data")
         if X is not None and y is not None:
             ax.scatter(numeric_inputs(estimator, X).ravel(), y, s=8, c="C3", label="other data")
-        ax.set_xlabel(axis_label(estimator, names, 0))
+        label_input_axis(ax, "x", axis_label(estimator, names, 0))
         ax.set_ylabel(target)
     else:
         mean, std = estimator.predict(_as_input(estimator, X_train), return_std=True, include_noise=False)

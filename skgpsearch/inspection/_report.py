@@ -21,6 +21,7 @@ from sklearn.model_selection import BaseCrossValidator, KFold, StratifiedKFold, 
 from sklearn.utils.validation import check_is_fitted
 
 from .._search._diagnostics import advice_for, grouped_findings
+from ..datasets._dates import with_decimal_years
 from ..kernels import looks_like_time_index
 from ._decompose import check_rows, feature_names_of, numeric_inputs, structure_text, table_row, target_name_of
 from ._describe import _with_names, describe, finalist_label, held_out_column
@@ -89,21 +90,24 @@ def compare_with_random_forest(
     forest = forest_class(n_estimators=n_estimators, random_state=random_state, n_jobs=n_jobs)
     names = feature_names if feature_names is not None else getattr(estimator, "feature_names_in_", None)
     label = f"GP {estimator.structure_.to_string(names)}" if refit == "structure" else "GP structure search"
-    methods = [(label, gp), (f"RandomForest ({n_estimators} trees)", forest)]
-    scores = {name: [] for name, _ in methods}
-    seconds = {name: 0.0 for name, _ in methods}
+    # the forest sees date columns in decimal years, as the GP does (a datetime64 column beside numbers is no
+    # array of floats for it)
+    forest_X = with_decimal_years(estimator, X, reset=False) if getattr(estimator, "date_columns_", None) else X
+    methods = [(label, gp, X), (f"RandomForest ({n_estimators} trees)", forest, forest_X)]
+    scores = {name: [] for name, _, _ in methods}
+    seconds = {name: 0.0 for name, _, _ in methods}
     rows_of = (lambda data, idx: data.iloc[idx]) if hasattr(X, "iloc") else (lambda data, idx: data[idx])
     for train, test in splitter.split(X, y):
-        for name, model in methods:
+        for name, model, inputs in methods:
             start = time.perf_counter()
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                fitted = clone(model).fit(rows_of(X, train), y[train])
+                fitted = clone(model).fit(rows_of(inputs, train), y[train])
             seconds[name] += time.perf_counter() - start
-            scores[name].append(_metrics(fitted, rows_of(X, test), y[test], classification))
+            scores[name].append(_metrics(fitted, rows_of(inputs, test), y[test], classification))
     metric_names = ["error rate", "log loss"] if classification else ["RMSE", "R²"]
     rows = []
-    for name, _ in methods:
+    for name, _, _ in methods:
         values = np.array(scores[name])
         row = {"method": name, "seconds": seconds[name]}
         for j, metric in enumerate(metric_names):

@@ -465,6 +465,40 @@ def test_random_forest_comparison_matches_plain_cross_validation(additive_regres
     assert comparison["n_splits"] == 3 and comparison["refit"] == "structure"
 
 
+def test_the_forest_of_the_comparison_reads_a_date_column_beside_numbers_in_decimal_years():
+    # (a datetime64 column beside a number column was no float array for the forest: the comparison, and with it
+    # `skgpsearch discover` on such a file, ended in numpy's DTypePromotionError)
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"day": pd.date_range("2020-01-01", periods=40, freq="D"), "x": rng.normal(size=40)})
+    y = np.sin(2 * np.pi * np.arange(40) / 7) + 0.5 * frame["x"].to_numpy()
+    model = CompositionalGPRegressor(base_kernels=("SE",), max_depth=1, random_state=0).fit(frame, y)
+    cv = KFold(3, shuffle=True, random_state=1)
+    comparison = compare_with_random_forest(model, frame, y, cv=cv, n_estimators=20, random_state=0)
+    years = frame.assign(day=model.X_train_[:, 0])  # the decimal years the model measures the days in
+    rmse = []
+    for train, test in cv.split(frame):
+        forest = RandomForestRegressor(n_estimators=20, random_state=0).fit(years.iloc[train], y[train])
+        rmse.append(np.sqrt(np.mean((forest.predict(years.iloc[test]) - y[test]) ** 2)))
+    assert comparison["rows"][1]["RMSE"] == pytest.approx(np.mean(rmse))
+
+
+def test_a_date_axis_of_a_short_series_reads_in_plain_years():
+    # (70 days: matplotlib wrote ticks 0.000 ... 0.175 and an offset "+2.02e3", so no year could be read)
+    pytest.importorskip("matplotlib")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    days = pd.DataFrame({"day": pd.date_range("2020-01-01", periods=70, freq="D")})
+    y = np.sin(2 * np.pi * np.arange(70) / 7)
+    model = CompositionalGPRegressor(base_kernels=("PER",), max_depth=1, random_state=0).fit(days, y)
+    ax = plot_fit(model, days, y).axes[0]
+    ax.figure.canvas.draw()
+    assert ax.get_xlabel() == "day (decimal years)"
+    assert ax.xaxis.get_major_formatter().get_offset() == ""
+    ticks = [float(t.get_text().replace("−", "-")) for t in ax.get_xticklabels() if t.get_text()]
+    assert ticks and all(2019.9 < tick < 2020.3 for tick in ticks)
+
+
 def test_html_report_is_self_contained(additive_regression, tmp_path):
     pytest.importorskip("matplotlib")
     model, frame, y, _, _ = additive_regression
