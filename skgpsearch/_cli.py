@@ -457,14 +457,24 @@ def _task(values, task, lines):
 
 def _refuse_mostly_numeric(values, lines):
     """A target column that is numbers but for a few cells is a data error, not a set of class labels."""
-    cells = [(line, v.strip()) for line, v in zip(lines, values) if v.strip().lower() not in _MISSING]
-    bad = [(line, text) for line, text in cells if _numeric([text]) is None]
-    if cells and len(bad) <= 0.5 * len(cells):
-        examples = ", ".join(f"{text!r} on line {line}" for line, text in bad[:3])
+    bad = _a_few_bad_cells(values, lines, _numeric)
+    if bad:
         raise UsageError(
-            f"the target column is numeric except for {len(bad)} cell(s) ({examples}): fix them (a decimal point, "
-            "not a comma), or pass --task classification if the values are class labels."
+            f"the target column is numeric except for {len(bad)} cell(s) ({_cells_text(bad)}): fix them (a decimal "
+            "point, not a comma), or pass --task classification if the values are class labels."
         )
+
+
+def _a_few_bad_cells(values, lines, parse):
+    """The (line, text) of the non-missing cells that ``parse`` refuses, when they are at most half of them
+    (a column of such values with a few errors); otherwise none."""
+    cells = [(line, v.strip()) for line, v in zip(lines, values) if v.strip().lower() not in _MISSING]
+    bad = [(line, text) for line, text in cells if parse([text]) is None]
+    return bad if len(bad) <= 0.5 * len(cells) else []
+
+
+def _cells_text(bad):
+    return ", ".join(f"{text!r} on line {line}" for line, text in bad[:3])
 
 
 # -- predict ----------------------------------------------------------------------------
@@ -549,14 +559,12 @@ def _feature_column(values, name, data, lines):
 def _refuse_mostly_dates(values, name, lines):
     """A column of numbers or of ISO dates but for a few cells (a typo, an impossible day) is a data error: say
     which cells, rather than call the column text to encode."""
-    cells = [(line, v.strip()) for line, v in zip(lines, values) if v.strip().lower() not in _MISSING]
     for parse, what, form in ((_numeric, "numbers", "a decimal point, not a comma"),
                               (_dates, "ISO dates", "2015-03-01, 2015-03 or 2015-03-01 14:30")):
-        bad = [(line, text) for line, text in cells if parse([text]) is None]
-        if cells and bad and len(bad) <= 0.5 * len(cells):
-            examples = ", ".join(f"{text!r} on line {line}" for line, text in bad[:3])
-            raise UsageError(f"the column {name!r} holds {what} except for {len(bad)} cell(s) ({examples}): fix "
-                             f"them ({form}), or empty them and drop those rows.")
+        bad = _a_few_bad_cells(values, lines, parse)
+        if bad:
+            raise UsageError(f"the column {name!r} holds {what} except for {len(bad)} cell(s) ({_cells_text(bad)}): "
+                             f"fix them ({form}), or empty them and drop those rows.")
 
 
 def _predictions(model, X):

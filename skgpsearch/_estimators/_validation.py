@@ -60,9 +60,7 @@ def _numeric_targets(y: np.ndarray) -> np.ndarray:
     strings would fail later inside numpy's reductions.)"""
     if y.dtype.kind in "iuf":
         return y
-    if y.dtype.kind == "b":
-        return y.astype(np.float64)  # 0 and 1, as scikit-learn's regressors take them (numpy cannot subtract bools)
-    try:
+    try:  # booleans become 0 and 1, as scikit-learn's regressors take them (numpy cannot subtract booleans)
         return y.astype(np.float64)
     except (TypeError, ValueError):
         example = next((value for value in y.ravel() if not is_number(value)), y.ravel()[0])

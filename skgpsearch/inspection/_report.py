@@ -92,7 +92,7 @@ def compare_with_random_forest(
     label = f"GP {estimator.structure_.to_string(names)}" if refit == "structure" else "GP structure search"
     # the forest sees date columns in decimal years, as the GP does (a datetime64 column beside numbers is no
     # array of floats for it)
-    forest_X = with_decimal_years(estimator, X, reset=False) if getattr(estimator, "date_columns_", None) else X
+    forest_X = with_decimal_years(estimator, X, reset=False)
     methods = [(label, gp, X), (f"RandomForest ({n_estimators} trees)", forest, forest_X)]
     scores = {name: [] for name, _, _ in methods}
     seconds = {name: 0.0 for name, _, _ in methods}
