@@ -71,8 +71,12 @@ from ..kernels._specs import (EXP_FLOOR, CentredPeriodic, Linear, Periodic, Squa
 __all__ = ["KernelTree", "condense", "expand", "kernel_matrix"]
 #: Lag storage is used when the distinct distances are at most this share of the pairs.
 LAG_SHARE = 0.25
-#: Distances equal to this relative precision (of the largest) share a lag.
-LAG_RESOLUTION = 1e-10
+#: Distances that differ by less than this many units in the last place of the largest coordinate share a
+#: lag: their difference is the rounding of x_a − x_b itself, which the distances without lags carry too. A
+#: width relative to the largest distance instead (1e-10 of it, until 2026-12-07) merged distinct distances
+#: on long series: monthly decimal years rounded to 6 decimals (steps of 0.083333 and 0.083334) on 400 rows
+#: shared lags, which moved an SE kernel's entries by 1e-5 to 1e-4 relative and the log evidence by 1e-4.
+LAG_RESOLUTION_ULPS = 64
 #: A distance-based leaf whose parent cannot share its lags takes lag storage when it has at most this many
 #: lags, or as many as rows. Measured per evaluation with gradient (one core): RQ(0) * CW(0, PER(0), PER(0))
 #: on the internet series (909 rows, 2925 lags: hours with some missing) 31.9 -> 22.6 ms, temperature's
@@ -89,6 +93,11 @@ LAG_PREFIX_FACTOR = 2
 #: SE(0) * SE(1) on 1000 rows took 4.6 ms as one node and 3.4 ms leaf by leaf; 3 factors 5.0 and 5.4 ms,
 #: 10 factors 5.2 and 17 ms, 35 factors 10 and 60-190 ms.
 SE_PRODUCT_NODE_FROM = 3
+#: That node expands r² = |s_a|² + |s_b|² − 2 s_a·s_b (s: the centred columns over their lengthscales), whose
+#: rounding is eps x the larger squared norm: on a column that spans many lengthscales (two clusters 1e5
+#: lengthscales apart) entries of K near 1 were off by 1e-6 and the log evidence by 3e-5. Above this
+#: squared norm (rounding 2e-11) r², and a column's contraction, are taken from pairwise differences.
+EXPANDED_SQUARE_MOST = 1e5
 
 
 class Lags:
@@ -109,7 +118,7 @@ class Lags:
         self._d = None
 
     @classmethod
-    def from_squared_distances(cls, d2, most=None):
+    def from_squared_distances(cls, d2, most=None, coordinate_scale=None):
         """Lags of condensed squared distances, or ``None`` when they are not few enough.
 
         With ``most``, more than ``most`` lags are too many as well, and a count
@@ -117,6 +126,10 @@ class Lags:
         theirs among all, usually says so: a column of continuous values has
         as many as pairs. Returns ``(lags, count)``, where ``count`` is the
         number of lags, or a lower bound of it when ``lags`` is None.
+
+        Distances within ``LAG_RESOLUTION_ULPS`` units in the last place of
+        ``coordinate_scale`` (the largest absolute coordinate of the rows,
+        by default the largest distance) share a lag.
         """
         if d2.size < 64:
             return None, 0
@@ -124,15 +137,15 @@ class Lags:
         if not top > 0.0:
             return None, 0
         limit = LAG_SHARE * d2.size if most is None else min(LAG_SHARE * d2.size, most)
-        # squared distances agree to twice the relative precision of the distances
-        scale = 1.0 / (2.0 * LAG_RESOLUTION * top)
+        largest = max(math.sqrt(top), 0.0 if coordinate_scale is None else float(coordinate_scale))
+        scale = 1.0 / (LAG_RESOLUTION_ULPS * np.finfo(np.float64).eps * largest)
         prefix = int(LAG_PREFIX_FACTOR * limit) + 1
         if prefix < d2.size:
             # the sort of every pair's distance took 47 ms on 1000 rows; the prefix's ends most detections
-            count = np.unique(np.rint(d2[:prefix] * scale).astype(np.int64)).size
+            count = np.unique(np.rint(np.sqrt(d2[:prefix]) * scale).astype(np.int64)).size
             if count > limit:
                 return None, count
-        keys = np.rint(d2 * scale).astype(np.int64)
+        keys = np.rint(np.sqrt(d2) * scale).astype(np.int64)
         unique_keys, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
         if unique_keys.size > limit:
             return None, unique_keys.size
@@ -186,7 +199,9 @@ def _shared_lags(columns_data, squared_distances, most=None):
         if key in _lag_cache:
             return _lag_cache[key] if most is None or _lag_cache[key].m <= most else None
     d2 = squared_distances()
-    lags, count = Lags.from_squared_distances(d2, most)
+    # the rounding of a coordinate difference is that of the largest coordinate (per column, summed in d²)
+    coordinate_scale = math.sqrt(float(np.square(np.abs(data).max(axis=0, initial=0.0)).sum()))
+    lags, count = Lags.from_squared_distances(d2, most, coordinate_scale)
     with _lag_cache_lock:
         if lags is None:
             if count > LAG_SHARE * d2.size or count == 0:
@@ -794,11 +809,14 @@ class _SquaredExponentialProduct:
     def forward(self):
         S = self.Z * np.sqrt(self._weights())
         squared_norms = np.einsum("ij,ij->i", S, S)
-        R2 = S @ S.T
-        R2 *= -2.0
-        R2 += squared_norms[:, np.newaxis]
-        R2 += squared_norms[np.newaxis, :]
-        r2 = squareform(R2, checks=False)
+        if squared_norms.max(initial=0.0) > EXPANDED_SQUARE_MOST:
+            r2 = pdist(S, "sqeuclidean")
+        else:
+            R2 = S @ S.T
+            R2 *= -2.0
+            R2 += squared_norms[:, np.newaxis]
+            R2 += squared_norms[np.newaxis, :]
+            r2 = squareform(R2, checks=False)
         np.clip(r2, 0.0, self.negligible_r2, out=r2)
         variance = math.prod(factor.value("variance") for factor in self.factors)
         k = np.exp(np.multiply(r2, -0.5, out=r2), out=r2)
@@ -828,7 +846,11 @@ class _SquaredExponentialProduct:
         M = squareform(gk, checks=False)
         MZ = M @ self.Z
         row_sums = M.sum(axis=1)
-        return row_sums @ (self.Z * self.Z) - np.einsum("ij,ij->j", self.Z, MZ)
+        contractions = row_sums @ (self.Z * self.Z) - np.einsum("ij,ij->j", self.Z, MZ)
+        spans = np.square(self.Z).max(axis=0, initial=0.0) * self._weights()
+        for c in np.flatnonzero(spans > EXPANDED_SQUARE_MOST):
+            contractions[c] = float(gk @ pdist(self.Z[:, c:c + 1], "sqeuclidean"))
+        return contractions
 
 
 class _PeriodicLeaf(_CatalogueLeaf):

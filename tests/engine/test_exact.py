@@ -147,10 +147,11 @@ def test_lag_detection_with_a_bound_decides_as_counting_every_pair_would():
     }
     for name, column in columns.items():
         d2 = (column[:, None] - column[None, :])[np.triu_indices(n, 1)] ** 2
-        distinct = np.unique(np.round(d2 / (2 * kt.LAG_RESOLUTION * d2.max()))).size
+        width = kt.LAG_RESOLUTION_ULPS * np.finfo(float).eps * max(np.abs(column).max(), np.sqrt(d2.max()))
+        distinct = np.unique(np.round(np.sqrt(d2) / width)).size
         for most in (None, 30, 39, 40, 1000, 5000):
             limit = kt.LAG_SHARE * d2.size if most is None else min(kt.LAG_SHARE * d2.size, most)
-            lags, count = kt.Lags.from_squared_distances(d2, most)
+            lags, count = kt.Lags.from_squared_distances(d2, most, np.abs(column).max())
             assert (lags is not None) == (distinct <= limit), (name, most)
             assert count <= distinct and (lags is None or lags.m == distinct == count)
             if lags is None:
@@ -213,6 +214,39 @@ def test_lag_storage_matches_sklearn_tensor_on_gridded_inputs(expr, seed):
     expected = np.einsum("ij,ijk->k", G, dK)
     scale = np.abs(G).sum() * max(np.abs(dK).max(), 1.0)
     np.testing.assert_allclose(tree.contract(G), expected, rtol=1e-8, atol=1e-11 * scale)
+
+
+def test_lags_keep_distances_apart_that_differ_beyond_the_inputs_rounding():
+    """Monthly decimal years rounded to 6 decimals over 33 years: steps of 0.083333 and 0.083334 are
+    distinct distances (a bin relative to the largest distance merged them: K off by 9e-5 relative)."""
+    X = np.round(1990 + np.arange(400) / 12, 6)[:, np.newaxis]
+    kernel = to_kernel(parse("SE(0)"), summary=DataSummary.from_data(X, np.zeros(400)))
+    kernel.theta = np.log([1.0, 0.03])
+    tree = KernelTree(kernel, X)
+    assert tree.root.lags is not None
+    np.testing.assert_allclose(tree.matrix(), kernel(X), rtol=1e-10, atol=1e-14)
+    y = np.sin(2 * np.pi * X[:, 0])
+    theta = np.append(kernel.theta, math.log(1e-3))
+    K = kernel(X) + 1e-3 * np.eye(400)
+    expected = -0.5 * y @ np.linalg.solve(K, y) - 0.5 * np.linalg.slogdet(K)[1] - 200 * math.log(2 * math.pi)
+    assert abs(RegressionObjective(kernel, X, y, (1e-6, 1.0))(theta) - expected) < 1e-8
+
+
+def test_a_product_of_se_kernels_on_a_column_of_many_lengthscales_is_accurate():
+    """Two clusters 1e5 lengthscales apart: r² from |s_a|² + |s_b|² − 2 s_a·s_b lost 1e-6 of K's entries
+    near 1; the node takes pairwise differences there (K and every lengthscale's contraction)."""
+    rng = np.random.default_rng(0)
+    column = np.concatenate([rng.uniform(0, 5, 100), 1e5 + rng.uniform(0, 5, 100)])
+    X = np.column_stack([column, rng.normal(size=200), rng.normal(size=200)])
+    kernel = to_kernel(parse("SE(0) * SE(1) * SE(2)"), summary=DataSummary.from_data(X, np.zeros(200)))
+    kernel.theta = np.zeros(kernel.n_dims)
+    tree = KernelTree(kernel, X, use_lags=False)
+    K, dK = kernel(X, eval_gradient=True)
+    near = K > 1e-3
+    assert np.abs(tree.matrix() - K)[near].max() < 1e-9
+    G = rng.normal(size=K.shape)
+    G += G.T
+    np.testing.assert_allclose(tree.contract(G), np.einsum("ij,ijk->k", G, dK), rtol=1e-9)
 
 
 @pytest.mark.parametrize("text", ["CPER(0)", "CPER(0) * SE(0) + C", "PER(0) + CPER(1) * LIN(0)"])
