@@ -343,7 +343,7 @@ def _is_white_noise(kernel):
         return True
     if isinstance(kernel, sk.Product):
         return _is_white_noise(kernel.k1) or _is_white_noise(kernel.k2)
-    if isinstance(kernel, SwitchedKernel):
+    if isinstance(kernel, (SwitchedKernel, sk.Exponentiation)):
         return _is_white_noise(kernel.kernel)
     return False
 
@@ -492,9 +492,11 @@ def _decompose_regressor(model, view: RegressionView, X):
     terms, noise_terms = _terms(view.kernel)
     # a white-noise term times other factors (LIN * WN) has a variance that changes with the inputs
     white = sum((t.diag(X_train) for t in noise_terms), np.zeros(X_train.shape[0])) * scale**2
+    # ... and a scikit-learn model's per-sample alpha is noise of its own per row
+    per_row = white + view.noise_variance
     noise_range = None
-    if white.max() > 1.01 * white.min():
-        noise_range = (view.noise_variance + float(white.min()), view.noise_variance + float(white.max()))
+    if per_row.max() > 1.01 * per_row.min():
+        noise_range = (float(per_row.min()), float(per_row.max()))
     # the posterior's weights refer to the training inputs, or to a sparse model's inducing inputs
     on_training_inputs = X_train is gp_training_inputs(model)
     components = []
@@ -517,7 +519,7 @@ def _decompose_regressor(model, view: RegressionView, X):
         X=X_user,
         task="regression",
         feature_names=_feature_names(model),
-        noise_variance=view.noise_variance + float(white.mean()),
+        noise_variance=float(per_row.mean()),
         noise_variance_range=noise_range,
         target_variance=view.target_variance,
     )

@@ -550,7 +550,7 @@ def _describe_latent(model, view, target_class, names, ranges, positive):
 
 
 def describe_term(term, names, ranges=None, dates=None):
-    """Phrase for one additive term (a base kernel or a product of base kernels).
+    """Phrase for one additive term (a base kernel or a product of base kernels; a sum is told term by term).
 
     ``ranges``: the spread (max − min) of each input column, to call a factor
     whose lengthscale far exceeds it nearly constant. ``dates``: the indices of
@@ -558,6 +558,9 @@ def describe_term(term, names, ranges=None, dates=None):
     durations ("7 days", "1 year"), or ``{column: years per unit}`` for date
     columns the GP saw rescaled.
     """
+    if isinstance(term, Sum) or (isinstance(term, Product) and any(isinstance(f, Sum) for f in term.operands)):
+        # a scikit-learn kernel that reads as a sum (DotProduct: C + LIN) is one component of its model
+        return " plus ".join(describe_term(t, names, ranges, dates) for t in term.sum_of_products())
     operands = term.operands if isinstance(term, Product) else (term,)
     factors = [f for f in operands if not _is_constant(f)]
     if not factors:
@@ -745,7 +748,10 @@ def _noise_line(estimator, parts):
         noise_sd = float(np.sqrt(parts.noise_variance))
         if parts.noise_variance_range is not None:
             low, high = np.sqrt(parts.noise_variance_range)
-            return (f"- The remaining noise changes with the inputs (a white-noise term of the structure): its "
+            alpha = getattr(estimator, "alpha", None)  # a scikit-learn model's per-sample noise
+            how = ("differs from row to row (the model's per-sample alpha)" if np.ndim(alpha) == 1 and np.ptp(alpha) > 0
+                   else "changes with the inputs (a white-noise term of the structure)")
+            return (f"- The remaining noise {how}: its "
                     f"standard deviation ranges from ≈ {_num(low)} to ≈ {_num(high)} over the training rows "
                     f"({_percent(parts.noise_variance / parts.target_variance)} of the variance on average).")
         return (f"- The remaining noise has standard deviation ≈ {_num(noise_sd)} "

@@ -17,11 +17,11 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import stats
 from sklearn.base import clone, is_classifier
-from sklearn.utils.validation import check_is_fitted
 
 from .._search._regression import forecast_split
 from ..grammar import FixedStructureGrammar
 from ._decompose import axis_label, check_rows, feature_names_of, label_input_axis, numeric_inputs, table_row
+from ._views import check_fitted_search_estimator
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -101,7 +101,7 @@ def forecast_holdout(
         ``"std"`` (the GP's predictive standard deviation of a new observation)
         and ``"axis_label"`` (the column's name, with "(decimal years)" for dates).
     """
-    check_is_fitted(estimator, "structure_")
+    check_fitted_search_estimator(estimator, "forecast_holdout")
     if is_classifier(estimator):
         raise ValueError("A hold-out forecast is for regression; this estimator is a classifier.")
     if estimator.n_features_in_ != 1:

@@ -11,12 +11,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import ArrayLike
-from sklearn.utils.validation import check_is_fitted
 
 from .._search._progress import structure_label
 from ..grammar import Base, Product, parse
 from ._decompose import (axis_label, check_rows, decompose, feature_names_of, label_input_axis, numeric_inputs,
                          target_name_of)
+from ._views import check_fitted_search_estimator
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -93,7 +93,7 @@ def plot_components(
     -------
     list of matplotlib.figure.Figure
     """
-    check_is_fitted(estimator, "structure_")
+    check_fitted_search_estimator(estimator, "plot_components")
     names = feature_names_of(estimator, feature_names)
     X_train = estimator.X_train_
     training = decompose(estimator, target_class=target_class)
@@ -188,7 +188,7 @@ def plot_fit(
     -------
     matplotlib.figure.Figure
     """
-    check_is_fitted(estimator, "structure_")
+    check_fitted_search_estimator(estimator, "plot_fit")
     if (X is None) != (y is None):
         raise ValueError("plot_fit shows extra data as (X, y) pairs: pass both X and y, or neither.")
     if X is not None:
@@ -264,7 +264,7 @@ def plot_search_path(estimator: Any, *, feature_names: Sequence[str] | None = No
     -------
     matplotlib.figure.Figure
     """
-    check_is_fitted(estimator, "structure_")
+    check_fitted_search_estimator(estimator, "plot_search_path")
     results = estimator.search_results_
     fig = _figure(7.0, 4.0)
     ax = fig.add_subplot()

@@ -18,12 +18,12 @@ from numpy.typing import ArrayLike
 from sklearn.base import clone, is_classifier
 from sklearn.metrics import accuracy_score, log_loss, mean_squared_error, r2_score
 from sklearn.model_selection import BaseCrossValidator, KFold, StratifiedKFold, check_cv
-from sklearn.utils.validation import check_is_fitted
 
 from .._search._diagnostics import advice_for, grouped_findings
 from ..datasets._dates import with_decimal_years
 from ..kernels import looks_like_time_index
 from ._decompose import check_rows, feature_names_of, numeric_inputs, structure_text, table_row, target_name_of
+from ._views import check_fitted_search_estimator
 from ._describe import _with_names, describe, finalist_label, held_out_column
 from ._forecast import forecast_holdout, forecast_table, plot_forecast, refit_copy
 
@@ -71,7 +71,7 @@ def compare_with_random_forest(
         ``{"metrics": [names], "rows": [{"method", metric means and stds, "seconds"}], "n_splits", "refit"}``.
         Regression metrics: RMSE and R²; classification: error rate and log loss.
     """
-    check_is_fitted(estimator, "structure_")
+    check_fitted_search_estimator(estimator, "compare_with_random_forest")
     check_rows(X, y, "compare_with_random_forest")
     X = np.asarray(X, dtype=float) if not hasattr(X, "iloc") else X
     y = np.asarray(y)
@@ -198,7 +198,7 @@ def write_report(
     pathlib.Path
         The report's path.
     """
-    check_is_fitted(estimator, "structure_")
+    check_fitted_search_estimator(estimator, "write_report")
     check_rows(X, y, "write_report")
     path = Path(path)
     if path.suffix.lower() not in (".html", ".htm", ".md"):

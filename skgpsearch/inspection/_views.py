@@ -25,7 +25,8 @@ from ..grammar import Expr
 if TYPE_CHECKING:
     from sklearn.gaussian_process import GaussianProcessRegressor
 
-__all__ = ["ClassificationView", "LatentModel", "RegressionView", "explanation_view", "sklearn_regression_view"]
+__all__ = ["ClassificationView", "LatentModel", "RegressionView", "check_fitted_search_estimator", "explanation_view",
+           "sklearn_regression_view"]
 
 
 class RegressionPosterior(Protocol):
@@ -55,8 +56,9 @@ class RegressionView:
         Training inputs and targets (original units).
     y_mean, y_std : float
         Normalisation: original = normalised * y_std + y_mean.
-    noise_variance : float
-        Noise outside ``kernel``, in original units.
+    noise_variance : float or ndarray of shape (n_train,)
+        Noise outside ``kernel``, in original units (one per training row
+        for a scikit-learn model fitted with a per-sample ``alpha``).
     target_variance : float
         The variance that components' shares are fractions of.
     """
@@ -67,7 +69,7 @@ class RegressionView:
     y_train: np.ndarray
     y_mean: float
     y_std: float
-    noise_variance: float
+    noise_variance: float | np.ndarray
     target_variance: float
 
 
@@ -113,19 +115,24 @@ class _CholeskyPosterior:
 def sklearn_regression_view(model: GaussianProcessRegressor) -> RegressionView:
     """The adapter of a fitted scikit-learn GaussianProcessRegressor (e.g. the ``best_estimator_`` of KernelSearchCV)."""
     check_is_fitted(model, "kernel_")
-    if np.ndim(model.alpha_) != 1:
-        raise ValueError("decompose supports single-target regression only.")
+    alpha = np.asarray(model.alpha_)
+    if alpha.ndim == 2 and alpha.shape[1] == 1:
+        alpha = alpha[:, 0]  # one target given as a column
+    if alpha.ndim != 1:
+        raise ValueError(f"decompose supports single-target regression only; this model was fitted on "
+                         f"{alpha.shape[1]} targets: fit one GaussianProcessRegressor per target to explain each.")
     scale, offset = float(np.ravel(model._y_train_std)[0]), float(np.ravel(model._y_train_mean)[0])
-    y = model.y_train_ * scale + offset
+    y = np.ravel(model.y_train_) * scale + offset
+    # scikit-learn's ``alpha`` is extra noise variance on the normalised scale, a scalar or one per sample
+    extra_noise = np.asarray(model.alpha, dtype=float) * scale**2
     return RegressionView(
         kernel=model.kernel_,
-        posterior=_CholeskyPosterior(model.alpha_, model.L_),
+        posterior=_CholeskyPosterior(alpha, model.L_),
         X_train=np.asarray(model.X_train_, dtype=float),
         y_train=y,
         y_mean=offset,
         y_std=scale,
-        # scikit-learn's ``alpha`` is extra noise variance on the normalised scale (scalar or per sample)
-        noise_variance=float(np.mean(model.alpha)) * scale**2,
+        noise_variance=float(extra_noise) if extra_noise.ndim == 0 else extra_noise.copy(),
         target_variance=float(np.var(y)),
     )
 
@@ -152,3 +159,22 @@ def explanation_view(estimator: Any) -> RegressionView | ClassificationView:
         f"GaussianProcessRegressor, got {type(estimator).__name__} (for a Pipeline, pass its last step and "
         "the transformed inputs)."
     )
+
+
+def check_fitted_search_estimator(estimator: Any, function: str) -> None:
+    """Raise unless ``estimator`` is a fitted CompositionalGPRegressor or CompositionalGPClassifier.
+
+    Raises
+    ------
+    NotFittedError
+        For one of those estimators before ``fit``.
+    ValueError
+        For any other model, naming what ``function`` takes.
+    """
+    if not hasattr(estimator, "_explanation_view"):
+        raise ValueError(
+            f"{function} needs a fitted CompositionalGPRegressor or CompositionalGPClassifier, got "
+            f"{type(estimator).__name__} (for a Pipeline, pass its last step and the transformed inputs; "
+            "a scikit-learn GaussianProcessRegressor is explained by decompose and describe)."
+        )
+    check_is_fitted(estimator, "structure_")

@@ -610,6 +610,65 @@ def test_scikit_learn_regressor_is_decomposed_and_described(additive_regression)
     assert text.startswith("Kernel: ") and "A smooth function of `speed`" in text and "search" not in text
 
 
+def _gpr_decomposition_by_hand(gpr, kernel_terms, X):
+    """Each term's posterior mean K_i(X, X_train) α in target units (an independent check)."""
+    scale = float(np.ravel(gpr._y_train_std)[0])
+    return [term(X, gpr.X_train_) @ np.ravel(gpr.alpha_) * scale for term in kernel_terms]
+
+
+def test_scikit_learn_kernels_read_as_sums_single_column_targets_and_per_sample_noise_are_explained():
+    from sklearn.gaussian_process import GaussianProcessRegressor
+    from sklearn.gaussian_process import kernels as sk
+
+    rng = np.random.default_rng(4)
+    X = np.linspace(0, 10, 40)[:, np.newaxis]
+    y = 2 * X[:, 0] + np.sin(X[:, 0]) + 0.1 * rng.normal(size=40)
+    # DotProduct reads as C + LIN: one component, told as a sum (it raised AttributeError)
+    kernel = sk.RBF(3.0) + sk.DotProduct(1.5) + sk.WhiteKernel(0.01)
+    gpr = GaussianProcessRegressor(kernel, normalize_y=True, optimizer=None).fit(X, y)
+    parts = decompose(gpr)
+    expected = _gpr_decomposition_by_hand(gpr, [gpr.kernel_.k1.k1, gpr.kernel_.k1.k2], X)
+    by_label = {c.label: c.mean for c in parts}
+    assert len(parts) == 2
+    for mean in expected:
+        assert any(np.allclose(mean, theirs, atol=1e-8) for theirs in by_label.values())
+    text = describe(gpr)
+    assert "linear trend in `x0`" in text and "constant" in text
+    # one target as an (n, 1) column is one target (it was refused as multi-output)
+    column = GaussianProcessRegressor(sk.RBF(3.0), normalize_y=True, optimizer=None, alpha=1e-2).fit(X, y[:, None])
+    np.testing.assert_allclose(decompose(column).mean, column.predict(X), atol=1e-8)
+    two = GaussianProcessRegressor(sk.RBF(3.0), optimizer=None).fit(X, np.column_stack([y, -y]))
+    with pytest.raises(ValueError, match="2 targets"):
+        decompose(two)
+    # a per-sample alpha is noise that differs from row to row (it was reported as its mean alone)
+    alpha = np.linspace(1e-3, 1.0, 40)
+    hetero = GaussianProcessRegressor(sk.RBF(3.0), normalize_y=True, optimizer=None, alpha=alpha).fit(X, y)
+    parts = decompose(hetero)
+    factor = float(hetero._y_train_std) ** 2
+    np.testing.assert_allclose(parts.noise_variance_range, (1e-3 * factor, factor), rtol=1e-12)
+    np.testing.assert_allclose(parts.noise_variance, alpha.mean() * factor, rtol=1e-12)
+    assert "differs from row to row (the model's per-sample alpha)" in describe(hetero)
+    # white noise inside an exponentiation is noise, not a component
+    powered = GaussianProcessRegressor(sk.RBF(3.0) + sk.WhiteKernel(0.5) ** 1, optimizer=None).fit(X, y)
+    parts = decompose(powered)
+    assert len(parts) == 1 and parts.noise_variance == pytest.approx(0.5 + 1e-10)
+
+
+def test_tools_for_our_estimators_tell_other_models_what_they_take(additive_regression, tmp_path):
+    from sklearn.gaussian_process import GaussianProcessRegressor
+
+    _, frame, y, _, _ = additive_regression
+    gpr = GaussianProcessRegressor().fit(frame, y)
+    calls = {"plot_fit": lambda: plot_fit(gpr), "write_report": lambda: write_report(gpr, frame, y, tmp_path / "r.md"),
+             "forecast_holdout": lambda: forecast_holdout(gpr, frame, y)}
+    for name, call in calls.items():
+        # a fitted model was told it was not fitted
+        with pytest.raises(ValueError, match=f"{name} needs a fitted CompositionalGPRegressor"):
+            call()
+    with pytest.raises(NotFittedError):
+        plot_fit(CompositionalGPRegressor())
+
+
 def test_feature_names_can_be_given_to_a_model_fitted_on_arrays(periodic_regression, tmp_path):
     pytest.importorskip("matplotlib")
     model, t, y = periodic_regression
