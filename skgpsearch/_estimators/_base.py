@@ -16,6 +16,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._search import _pipeline
+from .._search._records import single_threaded_blas
 from .._search import (
     SELECTIONS,
     WARP_MIN_EVIDENCE_GAIN,
@@ -281,9 +282,15 @@ class StructureSearchMixin:
         """``fit(X, y)``; when it raises (input it refuses, a Ctrl-C before anything was fitted, an error in a
         progress callback), every fitted attribute goes with it: the estimator then reads as unfitted
         (``NotFittedError``), not as fitted with parts missing (``n_features_in_`` and ``classes_`` are set
-        before the search)."""
+        before the search).
+
+        BLAS keeps one thread for the whole fit: its candidates each asked for one and gave the process's
+        setting back when none was running, and under joblib's threading backend the thread count then
+        changed while another thread was inside LAPACK; OpenBLAS's pool stalled there for minutes on a busy
+        machine (a 5-second fit took 154-437 s)."""
         try:
-            return fit(X, y)
+            with single_threaded_blas():
+                return fit(X, y)
         except BaseException:
             self._forget_fit()
             raise

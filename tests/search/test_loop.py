@@ -211,6 +211,27 @@ def test_search_progress_routes_an_estimators_progress(capsys):
     assert "[skgpsearch] depth 1" in capsys.readouterr().out
 
 
+def test_blas_keeps_one_thread_for_the_whole_fit_and_its_setting_after():
+    """Between candidates the limit used to return to the process's setting; under joblib's threading
+    backend it then changed while another thread was inside LAPACK (OpenBLAS stalled for minutes)."""
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    X = np.linspace(0, 4, 30)[:, None]
+    y = np.sin(3 * X[:, 0]) + 0.1 * np.random.default_rng(0).normal(size=30)
+
+    def blas_threads():
+        return {info["num_threads"] for info in threadpoolctl.threadpool_info() if info["user_api"] == "blas"}
+
+    with threadpoolctl.threadpool_limits(limits=2, user_api="blas"):
+        before = blas_threads()
+        if before == {1}:
+            pytest.skip("BLAS has one thread here: the limit cannot be told from the setting")
+        seen = []
+        with search_progress(lambda event: seen.append(blas_threads())):
+            CompositionalGPRegressor(("SE", "LIN"), max_depth=2, random_state=0, verbose=1, n_jobs=1).fit(X, y)
+        assert len(seen) > 3 and all(threads == {1} for threads in seen)
+        assert blas_threads() == before
+
+
 @dataclasses.dataclass
 class _RaisingFitter(CandidateFitter):
     error: type = ArithmeticError
