@@ -254,6 +254,13 @@ class StructureSearchMixin:
         """The criterion object (a callable is wrapped), checked against the estimator's task."""
         criterion = get_criterion(self.criterion)
         check_criterion_task(criterion, self._task)
+        if getattr(criterion, "held_out_only", False):
+            raise ValueError(
+                f"criterion={self.criterion!r} measures predictions of held-out data, but a search scores its "
+                "candidates on the training rows, where it rewards a model that interpolates the noise. Use it "
+                "as the scoring of KernelSearchCV or cross_val_score, or search with a criterion that holds "
+                "rows out itself: 'loo', 'loo_mse' or 'kfold' (or the default)."
+            )
         return criterion
 
     def _base_seed(self) -> int:

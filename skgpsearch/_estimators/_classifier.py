@@ -129,7 +129,9 @@ class CompositionalGPClassifier(StructureSearchMixin, ClassifierMixin, BaseEstim
         that offer them (per-column SE kernels); on one column the three are
         the one SE kernel.
     max_candidates : int, default=None
-        Budget of candidate fits per binary problem.
+        Budget of candidate fits per binary problem; a problem's search stops with
+        the best found so far (no finalists refitted, no baselines compared), and a
+        warning says so.
     max_fits_per_depth : int, "auto" or None, default="auto"
         Levels with more candidates than this (many columns) are screened:
         every candidate gets a cheap score and only the most promising are

@@ -146,7 +146,8 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
         optimises its cheap fits on 400 random rows from 600 rows on; the
         best candidates of each depth and the finalists use all rows.
     max_candidates : int, default=None
-        Budget of candidate fits; the search stops with the best found so far.
+        Budget of candidate fits; the search stops with the best found so far
+        (no finalists refitted, no baselines compared), and a warning says so.
     time_budget : float, default=None
         Budget in seconds of the whole fit, the warp decision included (see
         ``warp_inputs``): the search sends a batch of fits only when its

@@ -26,7 +26,9 @@ def validate_numeric_data(estimator: Any, X: Any, y: Any = "no_validation", **kw
     try:
         validated = validate_data(estimator, X, y, dtype=np.float64, **kwargs)
     except (TypeError, ValueError) as error:
-        if "could not convert" not in str(error) and "float() argument" not in str(error):
+        # numpy's words for text it cannot read as a number (the last for a string dtype, e.g. a categorical
+        # column beside a boolean one)
+        if not any(words in str(error) for words in ("could not convert", "float() argument", "Cannot cast")):
             raise
         column, value = _first_non_numeric(X)
         if column is None:

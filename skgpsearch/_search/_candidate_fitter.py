@@ -209,6 +209,11 @@ class CandidateFitter:
         """The fitted Gaussian noise variance and its bounds (from the posterior's fields), or None."""
         return None
 
+    @property
+    def fits_binary_labels(self) -> bool:
+        """Whether the targets are class labels of a latent function (a binary likelihood)."""
+        return False
+
     def _check_fitted(self, record: CandidateRecord, X: np.ndarray) -> None:
         """Reject a fitted record the engine cannot use (see :meth:`CandidateRecord.fail`)."""
 
@@ -276,7 +281,7 @@ class CandidateFitter:
         if not np.isfinite(score):
             record.fail(FAILED, f"criterion value {score}")
         else:
-            record.diagnostics = diagnose(kernel, X, self._noise(fields))
+            record.diagnostics = diagnose(kernel, X, self._noise(fields), binary_labels=self.fits_binary_labels)
             self._check_fitted(record, X)
         return record
 

@@ -67,6 +67,10 @@ class LaplaceCandidateFitter(CandidateFitter):
     #: :meth:`screen` lost it on 4 of 5 levels of a breast_cancer fold (by 1.5-3.4 nats) and cost more.
     prescreen_decides: ClassVar[bool] = True
 
+    @property
+    def fits_binary_labels(self) -> bool:
+        return self.likelihood.binary
+
     def start_hints(self, parent: CandidateRecord | None, X: np.ndarray, y: np.ndarray, period_columns: list[int],
                     change_columns: list[int] = ()) -> StartHints:
         """Classification: none (labels carry no usable spectrum). Regression: periods and change

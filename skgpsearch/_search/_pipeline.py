@@ -465,6 +465,12 @@ class SearchPipeline:
             warnings.warn(f"The search reached its time budget at depth {depth} (it had {budget:.3g} s of "
                           "time_budget when it started): the model is the best structure found by then; raise "
                           "time_budget to search further.", ConvergenceWarning, stacklevel=user_stacklevel())
+        if result.stop_reason == "candidate budget reached":
+            depth = max((level["depth"] for level in result.levels), default=0)
+            warnings.warn(f"The search reached max_candidates={self.settings.max_candidates} at depth {depth}: the "
+                          "model is the best structure found by then, with no finalists refitted and no baselines "
+                          "compared; raise max_candidates (or use time_budget) to search further.",
+                          ConvergenceWarning, stacklevel=user_stacklevel())
         if result.stop_reason in STOPS_WITHOUT_MORE_FITS:
             # a spent budget or an interruption: no more fits, the model is the search's best
             return self.select(model_fitter, exploration, _search_best_only(result, exploration.rows))

@@ -57,6 +57,10 @@ class Criterion:
     classification = False
     #: True when the criterion applies to GP regression.
     regression = True
+    #: True for a metric of predictions on held-out data: on the training rows, where a search scores its
+    #: candidates, it rewards a model that interpolates the noise. A scoring for cross-validation
+    #: (``KernelSearchCV(scoring=...)``, ``cross_val_score``), not an estimator's search criterion.
+    held_out_only = False
 
     def __call__(self, estimator: Any, X: ArrayLike, y: ArrayLike) -> float:
         from ._adapters import check_view_supports, criterion_target, criterion_task

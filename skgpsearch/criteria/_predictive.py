@@ -111,6 +111,7 @@ class MSLL(Criterion):
     """
 
     name = "msll"
+    held_out_only = True
 
     def _score(self, estimator, X, y):
         y = np.asarray(y, dtype=float).ravel()
@@ -140,6 +141,7 @@ class SMSE(Criterion):
     """
 
     name = "smse"
+    held_out_only = True
 
     def _score(self, estimator, X, y):
         y = np.asarray(y, dtype=float).ravel()

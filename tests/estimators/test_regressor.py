@@ -298,7 +298,9 @@ def test_verbose_prints_one_line_per_depth(additive_interaction_data, capsys):
 def test_budgets_keep_what_was_found(additive_interaction_data):
     X, y = additive_interaction_data
     X, y = X[:60], y[:60]
-    model = cheap(max_depth=3, max_candidates=4).fit(X, y)
+    # the spent candidate budget is said (it was silent: no finalists, no baselines, and no word)
+    with pytest.warns(ConvergenceWarning, match=r"reached max_candidates=4 at depth \d: .*no baselines compared"):
+        model = cheap(max_depth=3, max_candidates=4).fit(X, y)
     assert len(model.search_results_["structure"]) == 4
     assert model.search_stop_reason_ == "candidate budget reached"
     # the warning names the option and what the search had of it (here the floor MIN_SEARCH_BUDGET)
@@ -528,6 +530,10 @@ def test_a_text_column_is_named_in_the_error(estimator):
         estimator.fit(frame, y)
     with pytest.raises(ValueError, match=r"Column 1 of X is not numeric.*encode it"):
         estimator.fit(frame.to_numpy(), y)
+    # a categorical column beside a boolean one: numpy says "Cannot cast str dtype to float64" there
+    mixed = frame.assign(member=[True, False, True, False], city=pd.Categorical(frame["city"]))
+    with pytest.raises(ValueError, match=r"Column 'city' of X is not numeric \(it holds 'Bern'\)"):
+        estimator.fit(mixed, y)
     fitted = clone(estimator).fit(frame[["age"]].to_numpy(), y)
     with pytest.raises(ValueError, match=r"Column 0 of X is not numeric \(it holds 'x'\)"):
         fitted.predict(np.array([["x"]], dtype=object))
@@ -573,6 +579,22 @@ def test_a_criterion_that_predicts_gets_no_warning_about_column_names():
         assert not [w for w in caught if "feature names" in str(w.message)], criterion
         assert list(model.feature_names_in_) == ["a", "b"]
     assert seen and all(kind is np.ndarray for kind in seen)
+
+
+@pytest.mark.parametrize("name", ["smse", "msll"])
+def test_a_metric_of_held_out_predictions_is_refused_as_the_search_criterion(name):
+    # scored on the training rows it chose structures that interpolate the noise (test SMSE 0.07-0.56 where the
+    # default reached 0.02 on a 3-column table); as a scoring of held-out folds it stays
+    from sklearn.model_selection import cross_val_score
+
+    from skgpsearch.criteria import get_criterion
+
+    X = np.linspace(0, 4, 30)[:, None]
+    y = np.sin(3 * X[:, 0]) + 0.1 * np.random.default_rng(0).normal(size=30)
+    with pytest.raises(ValueError, match=rf"criterion='{name}' measures predictions of held-out data.*'loo'"):
+        CompositionalGPRegressor(criterion=name, max_depth=1).fit(X, y)
+    scores = cross_val_score(cheap(max_depth=1), X, y, cv=2, scoring=get_criterion(name))
+    assert np.all(np.isfinite(scores))
 
 
 def test_constant_target_gives_a_flat_model():
