@@ -407,8 +407,6 @@ class CompositionalGPClassifier(StructureSearchMixin, ClassifierMixin, BaseEstim
         budget_reached, other_warnings = [], {}
         for i, (k, y_binary) in enumerate(zip(positives, labels)):
             progress = self._progress()
-            if progress is not None and len(positives) > 1:
-                progress(f"class '{self.classes_[k]}' vs rest")
             fitter = BinaryClassificationModelFitter(
                 X_model, y_binary, criterion, likelihood, summary, n_restarts=n_restarts,
                 max_optimize_samples=self.max_optimize_samples, baseline_models=self.baseline_models,
@@ -420,6 +418,8 @@ class CompositionalGPClassifier(StructureSearchMixin, ClassifierMixin, BaseEstim
                     if caught is not None:
                         warnings.simplefilter("always")
                     try:
+                        if progress is not None and len(positives) > 1:
+                            progress(f"class '{self.classes_[k]}' vs rest")
                         outcome = self._run_pipeline(fitter, grammar, criterion, seed + k,
                                                      searches_left=len(positives) - i)
                     except KeyboardInterrupt:

@@ -302,6 +302,8 @@ class StructureSearch:
                     result.stop_reason = "no new candidates"
                     break
                 level = self._evaluate_level(candidates, depth, result)
+                if not level and result.stop_reason.startswith("time budget"):
+                    break  # no fit of this depth was sent: it is no depth of the search
                 self._refine_level(candidates, level, result)
                 ranked = self._rank(level, depth, result)
                 level_best = ranked[0] if ranked else None

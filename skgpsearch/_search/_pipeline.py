@@ -475,23 +475,28 @@ class SearchPipeline:
             # a spent budget or an interruption: no more fits, the model is the search's best
             return self.select(model_fitter, exploration, _search_best_only(result, exploration.rows))
         explored, started = _evaluation_cost(result.records), time.perf_counter()
-        self._note(f"explore stage done: {cost_text(*explored)}; fitting the finalists")
+        # a Ctrl-C from here on (in the finalists' fits, the select stage's judges or a progress note) keeps the
+        # search's best structure: the search is done
         try:
+            self._note(f"explore stage done: {cost_text(*explored)}; fitting the finalists")
             finalists = self.finalists(model_fitter, exploration, grammar, seed)
+            outcome = self.select(model_fitter, exploration, finalists)
         except KeyboardInterrupt:
-            warnings.warn("Search interrupted while fitting the finalists: keeping the search's best structure.",
-                          RuntimeWarning, stacklevel=user_stacklevel())
-            result.stop_reason += "; interrupted while fitting the finalists"
+            warnings.warn("Search interrupted after its explore stage, in the finalists and selection: keeping the "
+                          "search's best structure.", RuntimeWarning, stacklevel=user_stacklevel())
+            result.stop_reason += "; interrupted in the finalists and selection"
             return self.select(model_fitter, exploration, _search_best_only(result, exploration.rows))
-        outcome = self.select(model_fitter, exploration, finalists)
         if budget is not None and not explore_stopped and "time budget" in result.stop_reason:
             warnings.warn(f"The search reached its time budget while fitting the finalists (it had {budget:.3g} s "
                           "of time_budget when it started): some were fitted less than fully (see "
                           "search_stop_reason_); raise time_budget to fit them fully.", ConvergenceWarning,
                           stacklevel=user_stacklevel())
         spent = _evaluation_cost(result.records)
-        self._note(f"finalists and selection: {cost_text(spent[0] - explored[0], spent[1] - explored[1])} in "
-                   f"{time.perf_counter() - started:.1f} s; the whole search {cost_text(*spent)}")
+        try:
+            self._note(f"finalists and selection: {cost_text(spent[0] - explored[0], spent[1] - explored[1])} in "
+                       f"{time.perf_counter() - started:.1f} s; the whole search {cost_text(*spent)}")
+        except KeyboardInterrupt:
+            pass  # the outcome is complete: only the closing note is lost
         return outcome
 
     def _note(self, text):

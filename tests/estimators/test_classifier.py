@@ -1,5 +1,6 @@
 """CompositionalGPClassifier: sklearn contract, behaviour against independent references."""
 
+import contextlib
 import pickle
 import time
 import warnings
@@ -225,8 +226,12 @@ def test_an_interrupt_ends_a_multiclass_fit_with_every_class_fitted(monkeypatch)
     assert clf.predict_proba(X).shape == (90, 3) and clf.score(X, y) > 0.7
 
 
-def test_an_interrupt_before_a_class_had_a_structure_keeps_the_classes_searched_before(monkeypatch):
-    # Ctrl-C as the second class's search starts: fit had raised it, and the first class's search was lost
+@pytest.mark.parametrize("at", ["search", "progress note"])
+def test_an_interrupt_before_a_class_had_a_structure_keeps_the_classes_searched_before(monkeypatch, at):
+    # Ctrl-C as the second class's search starts, or at its "class 'b' vs rest" progress note: fit had raised it,
+    # and the first class's search was lost
+    from skgpsearch import search_progress
+
     rng = np.random.default_rng(1)
     X = rng.uniform(-2, 2, size=(60, 2))
     y = np.array(["a", "b", "c"])[np.digitize(X[:, 0] + 0.2 * rng.normal(size=60), [-0.7, 0.7])]
@@ -238,12 +243,19 @@ def test_an_interrupt_before_a_class_had_a_structure_keeps_the_classes_searched_
             raise KeyboardInterrupt
         return run(self, *args, **kwargs)
 
-    monkeypatch.setattr(CompositionalGPClassifier, "_run_pipeline", ctrl_c_as_the_second_search_starts)
-    with pytest.warns(RuntimeWarning, match=r"interrupted in class 'b' vs rest \(before its search had fitted a "
+    def ctrl_c_at_the_second_class(event):
+        if event == "class 'b' vs rest":
+            raise KeyboardInterrupt
+
+    if at == "search":
+        monkeypatch.setattr(CompositionalGPClassifier, "_run_pipeline", ctrl_c_as_the_second_search_starts)
+    progress = search_progress(ctrl_c_at_the_second_class) if at == "progress note" else contextlib.nullcontext()
+    with progress, pytest.warns(RuntimeWarning, match=r"interrupted in class 'b' vs rest \(before its search had fitted a "
                                              r"structure: it uses its first base kernel too\): the classes after it "
                                              r"\(c\) were not searched"):
         try:
-            clf = CompositionalGPClassifier(max_depth=1, n_restarts=0, random_state=0).fit(X, y)
+            clf = CompositionalGPClassifier(max_depth=1, n_restarts=0, random_state=0,
+                                            verbose=int(at == "progress note")).fit(X, y)
         except KeyboardInterrupt:  # (uncaught, it would end the test session)
             pytest.fail("the interrupt escaped fit")
     assert not clf.search_stop_reason_[0].startswith(("interrupted", "not"))

@@ -546,6 +546,68 @@ def test_a_time_budget_keeps_back_what_the_finalists_need(monkeypatch):
     assert [r.time_left for r in progress if isinstance(r, LevelReport)][0] == pytest.approx(10.0 - 3.0)
 
 
+def test_a_depth_the_time_budget_left_unfitted_is_no_depth_of_the_search(monkeypatch):
+    # a fake clock: every fit takes one second; with 12.5 s depth 1 ends with too little left for a batch of depth 2
+    clock = [0.0]
+    monkeypatch.setattr(time, "perf_counter", lambda: clock[0])
+
+    class _OneSecondFitter(_TableFitter):
+        def __call__(self, *args, **kwargs):
+            clock[0] += 1.0
+            record = super().__call__(*args, **kwargs)
+            record.fit_time = 1.0
+            return record
+
+    model_fitter = _TableModelFitter(40, lambda text, rows: float(len(text)), baselines=["SE(0) * SE(1) * SE(2)",
+                                                                                     "SE(0) + SE(1) + SE(2)"])
+    model_fitter._fitter = lambda name, fail=False: _OneSecondFitter(model_fitter.table, name, model_fitter.calls, fail)
+    progress = []
+    # it was recorded and printed as "depth 2: best none  bic=-inf  (0 candidates ...)", and the warning said depth 2
+    with pytest.warns(ConvergenceWarning, match="time budget at depth 1 "):
+        outcome = _pipeline(max_depth=5, time_budget=12.5, progress=progress.append).run(model_fitter, GRAMMAR,
+                                                                                         BIC(), seed=0)
+    assert outcome.search.stop_reason == "time budget reached"
+    assert [level["depth"] for level in outcome.search.levels] == [1]
+    assert [report.depth for report in progress if isinstance(report, LevelReport)] == [1]
+
+
+@pytest.mark.parametrize("where", ["explore stage done", "select", "finalists and selection"])
+def test_a_ctrl_c_after_the_explore_stage_keeps_the_searchs_best(monkeypatch, where):
+    # it propagated out of fit and the estimator forgot the finished search
+    model_fitter = _TableModelFitter(40, lambda text, rows: float(len(text)), baselines=["SE(0) * SE(1) * SE(2)"])
+
+    def progress(event):
+        if isinstance(event, str) and event.startswith(where):
+            raise KeyboardInterrupt
+
+    if where == "select":
+        original, calls = SearchPipeline.select, []
+
+        def interrupted_once(self, *args):
+            calls.append(args)
+            if len(calls) == 1:
+                raise KeyboardInterrupt
+            return original(self, *args)
+
+        monkeypatch.setattr(SearchPipeline, "select", interrupted_once)
+    def run():
+        try:
+            return _pipeline(max_depth=2, progress=progress).run(model_fitter, GRAMMAR, BIC(), seed=0)
+        except KeyboardInterrupt:  # not to pytest, which would end the session
+            pytest.fail(f"a Ctrl-C at {where!r} left the search")
+
+    if where == "finalists and selection":  # the outcome is complete: only the closing note is lost
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            outcome = run()
+        assert len(outcome.finalists) > 1 and "interrupted" not in outcome.search.stop_reason
+        return
+    with pytest.warns(RuntimeWarning, match="interrupted after its explore stage.*keeping the search's best"):
+        outcome = run()
+    assert outcome.search.stop_reason.endswith("; interrupted in the finalists and selection")
+    assert [r.structure for r in outcome.finalists] == [outcome.search.best.structure]
+
+
 def test_a_time_budget_makes_the_finalists_full_effort_refits_only_when_they_fit(monkeypatch):
     # a fake clock: a screened fit takes one second, a full-effort fit FULL_EFFORT_COST seconds
     import skgpsearch._search._candidate_fitter as candidate_fitter_module
