@@ -17,6 +17,7 @@ from sklearn.model_selection._search import BaseSearchCV
 from sklearn.pipeline import Pipeline
 from sklearn.utils import get_tags
 from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import check_array, check_is_fitted, column_or_1d
 
 from ..datasets._dates import column_labels, date_columns
@@ -251,6 +252,23 @@ class KernelSearchCV(BaseSearchCV):
         -------
         self : object
         """
+        if not hasattr(self.estimator, "get_params"):
+            raise ValueError(
+                f"estimator must be a scikit-learn estimator with a kernel parameter (a GaussianProcessRegressor or "
+                f"GaussianProcessClassifier, or a Pipeline ending in one), got {self.estimator!r}."
+            )
+        if self.kernels is not None:
+            if isinstance(self.kernels, (Kernel, str)) or not isinstance(self.kernels, Sequence):
+                raise ValueError(f"kernels must be a list of scikit-learn kernels, got {self.kernels!r}: wrap one "
+                                 "kernel in a list, or give None for a grammar search.")
+            named = [k for k in self.kernels if isinstance(k, str)]
+            if named:
+                raise ValueError(f"kernels holds {named[0]!r}, a name: give scikit-learn kernel objects (e.g. "
+                                 "RBF() + WhiteKernel()), or kernels=None with base_kernels=[...] to search a "
+                                 "grammar over named base kernels.")
+            others = [k for k in self.kernels if not isinstance(k, Kernel)]
+            if others:
+                raise ValueError(f"kernels holds {others[0]!r}, which is not a scikit-learn kernel.")
         if self.kernel_param not in self.estimator.get_params(deep=True):
             raise ValueError(
                 f"{type(self.estimator).__name__} has no parameter {self.kernel_param!r}; set kernel_param to the "
@@ -291,9 +309,21 @@ class KernelSearchCV(BaseSearchCV):
         regression = self._is_regression()
         supported = SKLEARN_REGRESSOR_CRITERIA if regression else SKLEARN_CLASSIFIER_CRITERIA
         sklearn_gp = isinstance(step, (GaussianProcessRegressor, GaussianProcessClassifier))
+        ours = callable(getattr(step, "log_marginal_likelihood_on", None))
+        in_sample = self._in_sample()
         for entry in self._scoring_entries():
+            entry = "bic" if entry is None and in_sample else entry  # (the in-sample default)
             if not self._is_criterion(entry):
                 continue
+            if not (sklearn_gp or ours):
+                # (every candidate would score NaN, with warnings only, and the first be called best)
+                name = entry if isinstance(entry, str) else getattr(entry, "name", None) or type(entry).__name__
+                raise ValueError(
+                    f"The criterion {name!r} scores Gaussian-process models, but the estimator's last step is "
+                    f"{type(step).__name__}. Use a GaussianProcessRegressor or GaussianProcessClassifier (or a "
+                    "Pipeline ending in one), or score the candidates with a scikit-learn scorer on held-out folds "
+                    "(for example scoring='neg_mean_squared_error' or 'accuracy', cv=5)."
+                )
             criterion = get_criterion(entry) if isinstance(entry, str) else entry
             task = "regression" if regression else "classification"
             if not getattr(criterion, task, True):
@@ -315,10 +345,14 @@ class KernelSearchCV(BaseSearchCV):
                 )
             y = column_or_1d(y, warn=True)
             targets = np.asarray(y)
-        n_classes = np.unique(targets).size if is_classifier(self.estimator) else 0
-        if n_classes > 2:
+        if not is_classifier(self.estimator):
+            return y
+        check_classification_targets(targets)  # a continuous target: scikit-learn's "Unknown label type"
+        target_type = type_of_target(targets, input_name="y")
+        if target_type != "binary":
             raise ValueError(
-                f"y has {n_classes} classes, but the model-selection criteria score a binary "
+                f"Only binary classification is supported. The type of the target is {target_type} "
+                f"({np.unique(targets).size} classes): the model-selection criteria score a binary "
                 "GaussianProcessClassifier (a multi-class one fits a kernel per class). Score the candidates on "
                 "held-out folds instead, for example scoring='accuracy' or 'neg_log_loss' with cv=5."
             )
@@ -353,7 +387,13 @@ class KernelSearchCV(BaseSearchCV):
         *path, name = self.kernel_param.split("__")
         owner = fitted
         for part in path:
-            owner = owner.get_params(deep=False)[part] if part in owner.get_params(deep=False) else owner.get_params()[part]
+            # a meta-estimator that fits a clone keeps it as ``part_`` (TransformedTargetRegressor.regressor_)
+            clone_fitted = getattr(owner, part + "_", None)
+            if hasattr(clone_fitted, "get_params"):
+                owner = clone_fitted
+            else:
+                owner = (owner.get_params(deep=False)[part] if part in owner.get_params(deep=False)
+                         else owner.get_params()[part])
         return getattr(owner, name + "_", getattr(owner, name))
 
     def _run_search(self, evaluate_candidates):
@@ -378,11 +418,17 @@ class KernelSearchCV(BaseSearchCV):
         # (the variance of every output together: a (n, 1) target gives the same defaults as (n,))
         summary = DataSummary.from_data(Xt, None if targets is None else targets.ravel())
         grammar = self._grammar(regression, n_features)
-        key = "mean_test_score"
-        if isinstance(self._translated_scoring(), dict):
+        several_metrics = "A grammar search with several metrics needs refit=<metric name> to steer it."
+        if isinstance(self._translated_scoring(), dict) and not isinstance(self.refit, str):
+            raise ValueError(several_metrics)
+
+        def score_key(results):
+            # (a callable scoring that returns a dict of metrics shows itself only in the results)
+            if "mean_test_score" in results:
+                return "mean_test_score"
             if not isinstance(self.refit, str):
-                raise ValueError("A grammar search with several metrics needs refit=<metric name> to steer it.")
-            key = f"mean_test_{self.refit}"
+                raise ValueError(several_metrics)
+            return f"mean_test_{self.refit}"
         kernels = {}
         # a child's added noise term starts from its parent's fitted noise (the children of the first level: None)
         noise_of = {}
@@ -395,7 +441,7 @@ class KernelSearchCV(BaseSearchCV):
                 [{self.kernel_param: kernels[e]} for e in level],
                 more_results={"structure": [str(e) for e in level], "depth": [c.depth for c in candidates]},
             )
-            scores = np.asarray(results[key][-len(level):], dtype=float)
+            scores = np.asarray(results[score_key(results)][-len(level):], dtype=float)
             for expr, score in zip(level, scores):
                 record = CandidateRecord(expr, criterion=float(score))
                 if not np.isfinite(score):
@@ -500,4 +546,6 @@ class KernelSearchCV(BaseSearchCV):
         inner = get_tags(self.estimator).target_tags
         tags.target_tags.multi_output = inner.multi_output and not self._scores_with_criteria()
         tags.target_tags.single_output = inner.single_output
+        if tags.classifier_tags is not None and self._scores_with_criteria():
+            tags.classifier_tags.multi_class = False  # the criteria score a binary classifier
         return tags

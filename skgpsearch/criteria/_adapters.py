@@ -128,7 +128,13 @@ class _SklearnView:
         _unsupported("the kernel without its noise term")
 
     def _check_features(self, X):
-        expected = self.estimator.n_features_in_
+        # scikit-learn's GP sets no n_features_in_ when its kernel takes any input (WhiteKernel alone)
+        expected = getattr(self.estimator, "n_features_in_", None)
+        if expected is None:
+            X_train = self._X_train()
+            if np.ndim(X_train) != 2:
+                return
+            expected = np.shape(X_train)[1]
         if np.ndim(X) != 2 or np.shape(X)[1] != expected:
             raise ValueError(
                 f"X has {np.shape(X)[-1] if np.ndim(X) else 0} features, but {type(self.estimator).__name__} "

@@ -219,12 +219,65 @@ def test_three_classes_are_scored_by_held_out_folds_and_refused_by_the_criteria(
     Xc = rng.normal(size=(60, 2))
     labels = np.digitize(Xc[:, 0] + 0.5 * Xc[:, 1], [-0.5, 0.5])
     # every candidate's criterion had failed (a kernel per class) and the first was called best
-    with pytest.raises(ValueError, match="y has 3 classes, but the model-selection criteria score a binary"):
+    with pytest.raises(ValueError, match=r"Only binary classification is supported. The type of the target is "
+                                         r"multiclass \(3 classes\): the model-selection criteria score a binary"):
         KernelSearchCV(GaussianProcessClassifier(), max_depth=2).fit(Xc, labels)
+    # a continuous target is no target of a classifier (it was called "y has 60 classes")
+    with pytest.raises(ValueError, match="Unknown label type: continuous"):
+        KernelSearchCV(GaussianProcessClassifier(), max_depth=2).fit(Xc, Xc[:, 0])
+    # the criteria score a binary classifier: the tags say so
+    assert not KernelSearchCV(GaussianProcessClassifier()).__sklearn_tags__().classifier_tags.multi_class
+    assert KernelSearchCV(GaussianProcessClassifier(), scoring="accuracy",
+                          cv=3).__sklearn_tags__().classifier_tags.multi_class
     search = KernelSearchCV(GaussianProcessClassifier(), scoring="accuracy", cv=3, max_depth=2).fit(Xc, labels)
     assert np.all(np.isfinite(search.cv_results_["mean_test_score"]))
     # the refitted kernel is one per class: the structure is the one the search recorded
     assert str(search.best_structure_) == search.cv_results_["structure"][search.best_index_]
+
+
+def test_a_noise_only_candidate_is_scored_by_the_criteria():
+    # scikit-learn's GP sets no n_features_in_ for a kernel of any input (WhiteKernel alone): it scored NaN
+    noise = np.random.default_rng(0).normal(size=50)
+    search = KernelSearchCV(GaussianProcessRegressor(random_state=0), kernels=[RBF() + WhiteKernel(), WhiteKernel()],
+                            scoring="lml").fit(X, noise)
+    direct = GaussianProcessRegressor(WhiteKernel(), random_state=0).fit(X, noise).log_marginal_likelihood_value_
+    assert search.cv_results_["mean_test_score"][1] == pytest.approx(direct, rel=1e-10)
+
+
+def test_criteria_need_a_gp_and_kernels_must_be_kernel_objects():
+    from sklearn.compose import TransformedTargetRegressor
+    from sklearn.svm import SVR
+
+    # every candidate scored NaN (warnings only) and the first was called best
+    with pytest.raises(ValueError, match=r"The criterion 'bic' scores Gaussian-process models, but the estimator's "
+                                         r"last step is SVR"):
+        KernelSearchCV(SVR(), max_depth=1).fit(X, y)
+    # scikit-learn's own errors from deep inside (TypeError, AttributeError) before
+    with pytest.raises(ValueError, match="kernels must be a list of scikit-learn kernels"):
+        KernelSearchCV(GaussianProcessRegressor(), kernels=RBF()).fit(X, y)
+    with pytest.raises(ValueError, match="kernels holds 'SE', a name: .*base_kernels"):
+        KernelSearchCV(GaussianProcessRegressor(), kernels=["SE", "LIN"]).fit(X, y)
+    with pytest.raises(ValueError, match="estimator must be a scikit-learn estimator"):
+        KernelSearchCV(None).fit(X, y)
+    # a GP inside a meta-estimator that fits a clone: best_kernel_ is the clone's fitted kernel (it was the
+    # candidate's starting values)
+    ttr = TransformedTargetRegressor(regressor=GaussianProcessRegressor(random_state=0), transformer=StandardScaler())
+    search = KernelSearchCV(ttr, kernel_param="regressor__kernel", max_depth=1, scoring="r2", cv=3).fit(X, y)
+    assert search.best_kernel_ == search.best_estimator_.regressor_.kernel_
+    assert search.best_kernel_ != search.best_params_["regressor__kernel"]
+
+
+def test_a_grammar_search_steered_by_a_callable_of_several_metrics():
+    from sklearn.metrics import mean_squared_error, r2_score
+
+    def metrics(estimator, X_scored, y_scored):
+        predicted = estimator.predict(X_scored)
+        return {"r2": r2_score(y_scored, predicted), "nmse": -mean_squared_error(y_scored, predicted)}
+
+    # KeyError: 'mean_test_score' before
+    search = KernelSearchCV(GaussianProcessRegressor(random_state=0), scoring=metrics, refit="r2", cv=3,
+                            max_depth=2).fit(X, y)
+    assert np.isfinite(search.best_score_) and search.best_score_ == max(search.cv_results_["mean_test_r2"])
 
 
 def test_two_targets_are_scored_by_held_out_folds_and_refused_by_the_criteria():
