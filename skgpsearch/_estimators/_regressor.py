@@ -333,7 +333,8 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
         out), ``diagnostics`` (degenerate features of its optimum, as in
         ``diagnostics_``, joined by "; ") and ``baseline`` (True for the
         baseline models fitted beside the search, which compete at the end
-        but have no children; see ``baseline_models``).
+        but have no children, and for a structure of the search that is also a
+        baseline; see ``baseline_models``).
     diagnostics_ : list of str
         Degenerate features of the chosen model's optimum, in plain language
         (empty when none): the noise variance or a hyperparameter at a bound

@@ -58,7 +58,8 @@ Every structure search of the estimators runs these three stages, in
     - ``"stacking"``: every finalist, weighted to maximise the leave-one-out
       log score of their mixture, Σ_i log Σ_k w_k p_k(y_i | y_−i) (stacking
       of predictive distributions, Yao, Vehtari, Simpson & Gelman 2018); with
-      a model fitter's ``discounts_loo_optimism`` (the regressor's), each
+      a model fitter's ``discounts_loo_optimism`` (the regressor's and the
+      classifier's), each
       p_k discounted by exp(−k_k / n) for its k_k hyperparameters (see
       ``LOO_OPTIMISM_PER_HYPERPARAMETER``);
     - under "loo" and "stacking", a model fitter that ``cross_validates``

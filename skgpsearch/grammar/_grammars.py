@@ -332,6 +332,12 @@ class CompositionalGrammar(Grammar):
     ``CW(c, C, S)`` (S stops, starts, pauses, or exists only inside a
     window), for every column c that has base kernels.
 
+    With a white-noise kernel WN among the base kernels, the structure S also
+    has the children ``S + WN * B`` for every base kernel B whose variance
+    is not constant along the inputs (LIN): noise whose level changes along
+    an input in one step, which ``S + WN`` alone (a duplicate of the
+    likelihood's noise) would not reward.
+
     Parameters
     ----------
     base_kernels : sequence of str, default=("SE", "RQ", "PER", "LIN")
