@@ -258,8 +258,8 @@ class StructureSearchMixin:
             raise ValueError(
                 f"criterion={self.criterion!r} measures predictions of held-out data, but a search scores its "
                 "candidates on the training rows, where it rewards a model that interpolates the noise. Use it "
-                "as the scoring of KernelSearchCV or cross_val_score, or search with a criterion that holds "
-                "rows out itself: 'loo', 'loo_mse' or 'kfold' (or the default)."
+                "as the scoring of KernelSearchCV or cross_val_score, or search with the default criterion (with "
+                "Gaussian noise, also one that holds rows out itself: 'loo', 'loo_mse' or 'kfold')."
             )
         return criterion
 

@@ -194,7 +194,8 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
         noise forgoes the series defaults, which refit the exact Gaussian
         engine on the series' start: the final model is stacked from
         leave-one-out densities, with no change operators, random walk
-        baseline or widening beyond the series (``fit`` warns).
+        baseline or widening beyond the series (``fit`` warns). Student-t
+        noise always standardises the targets (``normalize_y=False`` warns).
     degrees_of_freedom : float or None, default=4.0
         ν of the Student-t noise: a number fixes it (1 is Cauchy noise; 4 is a
         common robust choice), ``None`` learns it in [1, 200] with the other
@@ -560,10 +561,14 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
         if self.likelihood == "student_t" and X.shape[1] == 1 and looks_like_time_index(X[:, 0]):
             warnings.warn("X is a series (one time-index column), but likelihood='student_t' is fitted by the "
                           "Laplace engine, which the series defaults do not use: the model is chosen by stacking "
-                          "leave-one-out densities, not by forecasting the series' end, without change operators, "
-                          "the random walk baseline or a widening of the forecast's spread. Use the Gaussian "
-                          "likelihood for those (OutlierWarning points at gross outliers).", UserWarning,
-                          stacklevel=user_stacklevel())
+                          "leave-one-out densities, not by forecasting the series' end, without the default change "
+                          "operators (change_operators given by name still apply), the random walk baseline or a "
+                          "widening of the forecast's spread. Use the Gaussian likelihood for those (OutlierWarning "
+                          "points at gross outliers).", UserWarning, stacklevel=user_stacklevel())
+        if self.likelihood == "student_t" and not self.normalize_y:
+            warnings.warn("normalize_y=False is not used with likelihood='student_t': the Student-t scale and the "
+                          "latent mean have bounds in standard units, so the targets are standardised by their "
+                          "median and MAD (predictions are mapped back).", UserWarning, stacklevel=user_stacklevel())
         grammar = self._grammar(X.shape[1], change_operators=self._change_operators(fitter), X=X_model)
         outcome = self._run_pipeline(fitter, grammar, criterion, seed)
         self._adopt(fitter.models(outcome), X, y, outcome.weights, X_model, outcome.forecast_variance_scale)

@@ -71,6 +71,15 @@ class LaplaceCandidateFitter(CandidateFitter):
     def fits_binary_labels(self) -> bool:
         return self.likelihood.binary
 
+    def _noise(self, fields):
+        """Student-t noise: its squared scale and bounds, diagnosed as the Gaussian noise variance is (a scale at
+        its lower bound on noise-free rows had no finding); a binary likelihood has no noise."""
+        bounds = getattr(self.likelihood, "SCALE_BOUNDS", None)
+        if self.likelihood.binary or bounds is None:
+            return None
+        scale = math.exp(float(fields["warm_state"][1]))  # [latent mean, log scale, (log ν)]
+        return scale**2, (bounds[0] ** 2, bounds[1] ** 2)
+
     def start_hints(self, parent: CandidateRecord | None, X: np.ndarray, y: np.ndarray, period_columns: list[int],
                     change_columns: list[int] = ()) -> StartHints:
         """Classification: none (labels carry no usable spectrum). Regression: periods and change

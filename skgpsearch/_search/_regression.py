@@ -160,7 +160,9 @@ class RegressionModelFitter:
         self.engine = "student_t" if robust else self.approximation
         _check_options(options, criterion, robust, self.approximation == "sparse")
         self.y_mean, self.y_std = 0.0, 1.0
-        if options.normalize_y:
+        # Student-t noise's scale and latent mean have bounds in standard units: it always standardises (fit warns
+        # when normalize_y=False; on raw targets around 500 both sat at their bound of 10)
+        if options.normalize_y or robust:
             self.y_mean, self.y_std = _location_and_scale(y, robust=robust)
         self.y = (y - self.y_mean) / self.y_std
         # Student-t noise: the scale of the data without its gross outliers sets the kernels' defaults

@@ -5,7 +5,7 @@ import warnings
 import numpy as np
 import pytest
 
-from skgpsearch import CompositionalGPRegressor, OutlierWarning
+from skgpsearch import CompositionalGPRegressor, DegenerateOptimumWarning, OutlierWarning
 from skgpsearch.grammar import parse
 
 from conftest import regression_data_with_outliers
@@ -152,3 +152,30 @@ def test_student_t_shares_are_of_the_variance_without_the_outliers_it_counts():
     (component,) = list(parts)
     assert component.variance_share == pytest.approx(np.var(component.mean) / np.var(y[kept]), rel=1e-9)
     assert component.variance_share > 0.9
+
+
+def test_student_t_on_noise_free_rows_predicts_its_mode_and_says_the_scale_is_at_its_bound():
+    # the predictive weights were ∇ log p at Newton's last iterate, which a curvature of 1e5-1e6 made 0.01-0.05
+    # off: predictions 0.55 off sin(x) on a grid, with no finding about the scale at its lower bound
+    rng = np.random.default_rng(0)
+    X = np.sort(rng.uniform(0, 5, (40, 1)), axis=0)
+    y = np.sin(X[:, 0])
+    with pytest.warns(DegenerateOptimumWarning, match="noise variance is at its lower bound"):
+        model = CompositionalGPRegressor(base_kernels=("SE",), max_depth=1, likelihood="student_t",
+                                         random_state=0).fit(X, y)
+    grid = np.linspace(0, 5, 200)[:, None]
+    assert np.sqrt(np.mean((model.predict(grid) - np.sin(grid[:, 0])) ** 2)) < 1e-3
+    assert any("lower bound" in finding for finding in model.diagnostics_)
+
+
+def test_student_t_standardises_the_targets_even_without_normalize_y():
+    # its scale and latent mean have bounds in standard units: on raw targets around 500 both sat at 10
+    rng = np.random.default_rng(0)
+    X = rng.uniform(0, 6, (120, 1))
+    y = 500 + 300 * np.sin(X[:, 0]) + 30 * rng.standard_t(4, 120)
+    options = dict(base_kernels=("SE",), max_depth=1, likelihood="student_t", random_state=0)
+    with pytest.warns(UserWarning, match="normalize_y=False is not used with likelihood='student_t'"):
+        raw = CompositionalGPRegressor(normalize_y=False, **options).fit(X, y)
+    standardised = CompositionalGPRegressor(**options).fit(X, y)
+    assert 15 < raw.noise_scale_ < 60
+    np.testing.assert_allclose(raw.predict(X), standardised.predict(X))
