@@ -569,7 +569,8 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
             warnings.warn("normalize_y=False is not used with likelihood='student_t': the Student-t scale and the "
                           "latent mean have bounds in standard units, so the targets are standardised by their "
                           "median and MAD (predictions are mapped back).", UserWarning, stacklevel=user_stacklevel())
-        grammar = self._grammar(X.shape[1], change_operators=self._change_operators(fitter), X=X_model)
+        grammar = self._grammar(X.shape[1], change_operators=self._change_operators(fitter), X=X_model,
+                                white_noise=fitter.approximation != "sparse")
         outcome = self._run_pipeline(fitter, grammar, criterion, seed)
         self._adopt(fitter.models(outcome), X, y, outcome.weights, X_model, outcome.forecast_variance_scale)
         self.diagnostics_ = list(outcome.best.diagnostics)

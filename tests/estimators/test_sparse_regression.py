@@ -200,3 +200,45 @@ def test_finalists_refitted_on_more_rows_stop_at_the_time_budget(periodic_series
     refits = [n for n, m in zip(table["n_evaluations"], table["message"]) if m.startswith("finalist refitted on 400")]
     assert refits and max(refits) <= 2
     assert model.predict(X[:3]).shape == (3,)
+
+
+def test_the_sparse_approximation_searches_no_white_noise_and_refuses_it_by_name():
+    # the bound charges a white-noise term's whole variance to its trace penalty: a LIN * WN finalist refitted on
+    # 6 000 rows ended with the signal's variance at 1e-6, everything in the noise
+    from skgpsearch.grammar import FixedStructureGrammar
+
+    rng = np.random.default_rng(4)
+    X = rng.uniform(0, 10, (150, 1))
+    y = np.sin(X[:, 0]) + (0.05 + 0.1 * X[:, 0]) * rng.standard_normal(150)
+    model = CompositionalGPRegressor(approximation="sparse", max_depth=1, n_jobs=1, random_state=0).fit(X, y)
+    searched = model.search_results_["structure"]
+    assert searched and not any("WN" in structure for structure in searched)
+    for options in ({"grammar": FixedStructureGrammar("SE(0) + LIN(0) * WN")}, {"base_kernels": ["SE", "WN"]}):
+        with pytest.raises(ValueError, match=r"sparse approximation cannot fit white-noise kernels \(WN\).*'exact'"):
+            CompositionalGPRegressor(approximation="sparse", max_depth=1, **options).fit(X, y)
+    # the exact engine keeps them
+    exact = CompositionalGPRegressor(grammar=FixedStructureGrammar("SE(0) + LIN(0) * WN"), n_jobs=1).fit(X, y)
+    assert "WN" in str(exact.structure_)
+
+
+def test_predictions_go_through_blocks_of_rows_with_the_same_result(monkeypatch):
+    # all rows at once took about 5 x 8 bytes x m per row (977 MB for 100 000 rows of a 256-inducing-point model)
+    import skgpsearch._search._models as models_module
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(0, 10, (120, 1))
+    y = np.sin(X[:, 0]) + 0.1 * rng.normal(size=120)
+    model = CompositionalGPRegressor(base_kernels=("SE", "RQ"), max_depth=1, model_averaging=2, n_jobs=1,
+                                     selection="criterion", baseline_models=False, random_state=0).fit(X, y)
+    new = np.linspace(-2, 12, 1000)[:, None]
+    whole = model.predict(new, return_std=True)
+    calls = []
+    original = models_module.regression_mixture_moments
+    monkeypatch.setattr(models_module, "PREDICT_BLOCK_ROWS", 300)
+    monkeypatch.setattr(models_module, "regression_mixture_moments",
+                        lambda *args, **kwargs: calls.append(len(args[2])) or original(*args, **kwargs))
+    blocked = model.predict(new, return_std=True)
+    np.testing.assert_allclose(blocked[0], whole[0], rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(blocked[1], whole[1], rtol=1e-12, atol=1e-12)
+    assert calls == [300, 300, 300, 100] and len(model.model_weights_) == 2
+    assert np.array_equal(model.predict(new), blocked[0])
