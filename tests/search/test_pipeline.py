@@ -520,8 +520,8 @@ def test_a_spent_budget_fits_no_finalists():
     assert outcome.search.stop_reason == "candidate budget reached" and len(outcome.finalists) == 1
 
 
-def test_a_time_budget_keeps_back_what_the_finalists_need(monkeypatch):
-    # a fake clock: every fit takes one second; 10 s of budget, two baselines to fit at the end
+def _one_second_fits(monkeypatch):
+    """(a fake clock, a model fitter with two baselines whose every fit takes one second of it)."""
     clock = [0.0]
     monkeypatch.setattr(time, "perf_counter", lambda: clock[0])
 
@@ -535,6 +535,12 @@ def test_a_time_budget_keeps_back_what_the_finalists_need(monkeypatch):
     model_fitter = _TableModelFitter(40, lambda text, rows: float(len(text)), baselines=["SE(0) * SE(1) * SE(2)",
                                                                                      "SE(0) + SE(1) + SE(2)"])
     model_fitter._fitter = lambda name, fail=False: _OneSecondFitter(model_fitter.table, name, model_fitter.calls, fail)
+    return clock, model_fitter
+
+
+def test_a_time_budget_keeps_back_what_the_finalists_need(monkeypatch):
+    # every fit takes one second; 10 s of budget, two baselines to fit at the end
+    clock, model_fitter = _one_second_fits(monkeypatch)
     progress = []
     with pytest.warns(ConvergenceWarning, match="time budget"):
         outcome = _pipeline(max_depth=5, time_budget=10.0, progress=progress.append).run(model_fitter, GRAMMAR, BIC(),
@@ -547,20 +553,8 @@ def test_a_time_budget_keeps_back_what_the_finalists_need(monkeypatch):
 
 
 def test_a_depth_the_time_budget_left_unfitted_is_no_depth_of_the_search(monkeypatch):
-    # a fake clock: every fit takes one second; with 12.5 s depth 1 ends with too little left for a batch of depth 2
-    clock = [0.0]
-    monkeypatch.setattr(time, "perf_counter", lambda: clock[0])
-
-    class _OneSecondFitter(_TableFitter):
-        def __call__(self, *args, **kwargs):
-            clock[0] += 1.0
-            record = super().__call__(*args, **kwargs)
-            record.fit_time = 1.0
-            return record
-
-    model_fitter = _TableModelFitter(40, lambda text, rows: float(len(text)), baselines=["SE(0) * SE(1) * SE(2)",
-                                                                                     "SE(0) + SE(1) + SE(2)"])
-    model_fitter._fitter = lambda name, fail=False: _OneSecondFitter(model_fitter.table, name, model_fitter.calls, fail)
+    # every fit takes one second; with 12.5 s depth 1 ends with too little left for a batch of depth 2
+    _, model_fitter = _one_second_fits(monkeypatch)
     progress = []
     # it was recorded and printed as "depth 2: best none  bic=-inf  (0 candidates ...)", and the warning said depth 2
     with pytest.warns(ConvergenceWarning, match="time budget at depth 1 "):
