@@ -90,7 +90,8 @@ def discrete_feature_mask(option: Any, X: np.ndarray) -> np.ndarray:
     mask = np.zeros(n_features, dtype=bool)
     for c in option.ravel():
         if not (isinstance(c, numbers.Integral) or np.issubdtype(type(c), np.integer)) or not 0 <= c < n_features:
-            raise ValueError(f"discrete_features lists column {c!r}; columns are 0..{n_features - 1}.")
+            shown = c.item() if isinstance(c, np.generic) else c  # (7, not np.int64(7))
+            raise ValueError(f"discrete_features lists column {shown!r}; columns are 0..{n_features - 1}.")
         mask[int(c)] = True
     return mask
 

@@ -403,6 +403,9 @@ def test_bad_parameters_are_clear_errors():
         CompositionalGPClassifier(likelihood="cauchy").fit(X, y)
     with pytest.raises(ValueError, match="discrete_features"):
         CompositionalGPClassifier(discrete_features=[7], max_depth=1).fit(X, y)
+    # the column as written, not numpy's repr (np.int64(7))
+    with pytest.raises(ValueError, match=r"discrete_features lists column 7; columns are 0\.\.2\."):
+        CompositionalGPClassifier(discrete_features=np.array([7]), max_depth=1).fit(X, y)
     with pytest.raises(ValueError, match="Unknown criterion"):
         CompositionalGPClassifier(criterion="nope", max_depth=1).fit(X, y)
 
