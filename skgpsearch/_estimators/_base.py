@@ -16,7 +16,6 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._search import _pipeline
-from .._search._records import single_threaded_blas
 from .._search import (
     SELECTIONS,
     WARP_MIN_EVIDENCE_GAIN,
@@ -28,6 +27,7 @@ from .._search import (
     resolve_selection,
     user_stacklevel,
 )
+from .._search._records import single_threaded_blas
 from ..criteria import SelectionCriterion, check_criterion_task, get_criterion
 from ..grammar import Grammar, default_base_kernels, get_grammar, get_kind, grammar_names
 from ..kernels import from_kernel
@@ -213,20 +213,7 @@ class StructureSearchMixin:
         auto = isinstance(self.base_kernels, str) and self.base_kernels == "auto"
         names = default_base_kernels(self._task, n_features) if auto else base_kernel_names(self.base_kernels)
         if not white_noise:
-            white = [name for name in names if get_kind(name).white_noise]
-            if isinstance(self.grammar, Grammar):
-                structures = self.grammar.initial(n_features)
-                try:
-                    structures = structures + list(self.grammar.base_set(n_features))
-                except (AttributeError, NotImplementedError, ValueError):
-                    pass
-                white = sorted({leaf.name for s in structures for leaf in s.leaves if leaf.kind.white_noise})
-            if white and (not auto or isinstance(self.grammar, Grammar)):
-                raise ValueError(
-                    f"The sparse approximation cannot fit white-noise kernels ({', '.join(white)}): its bound has "
-                    "no inducing-point part for them. Leave them out (the likelihood's noise is constant white "
-                    "noise), or use approximation='exact' for noise that changes along the inputs (LIN * WN)."
-                )
+            self._refuse_white_noise(names, auto, n_features)
             names = [name for name in names if not get_kind(name).white_noise]
         if isinstance(self.grammar, Grammar):
             declared = inspect.signature(type(self).__init__).parameters["base_kernels"].default
@@ -270,6 +257,24 @@ class StructureSearchMixin:
         grammar = get_grammar(self.grammar, change_operators=tuple(change_operators), **options)
         grammar._operators()  # unknown names: a ValueError now, not deep inside the search
         return grammar
+
+    def _refuse_white_noise(self, names: Sequence[str], auto: bool, n_features: int) -> None:
+        """A ValueError naming the white-noise kernels the user asked for by name: in ``base_kernels`` (the
+        defaults' are left out quietly) or in a Grammar instance's structures and base set."""
+        white = [name for name in names if get_kind(name).white_noise] if not auto else []
+        if isinstance(self.grammar, Grammar):
+            structures = self.grammar.initial(n_features)
+            try:
+                structures = structures + list(self.grammar.base_set(n_features))
+            except (AttributeError, NotImplementedError, ValueError):
+                pass  # a grammar without a base set of its own (one fixed structure)
+            white = sorted({leaf.name for s in structures for leaf in s.leaves if leaf.kind.white_noise})
+        if white:
+            raise ValueError(
+                f"The sparse approximation cannot fit white-noise kernels ({', '.join(white)}): its bound has "
+                "no inducing-point part for them. Leave them out (the likelihood's noise is constant white "
+                "noise), or use approximation='exact' for noise that changes along the inputs (LIN * WN)."
+            )
 
     def _criterion(self) -> SelectionCriterion:
         """The criterion object (a callable is wrapped), checked against the estimator's task."""
