@@ -102,7 +102,9 @@ def _parser():
     changes.add_argument("--no-changepoints", action="store_true",
                          help="regression: no changepoints or change windows, also on one input column")
     discover.add_argument("--model-averaging", type=int, default=None, metavar="K",
-                          help="regression: predict with the weighted mixture of the K best structures")
+                          help="regression: predict with the mixture of the K best structures, weighted by "
+                          "their criterion (instead of the default choice among the finalists by held-out "
+                          "prediction)")
     discover.add_argument("--robust", action="store_true",
                           help="regression: Student-t noise (robust to outliers) instead of Gaussian noise")
     discover.add_argument("--n-jobs", type=int, default=None, metavar="N", help="parallel candidate fits")
@@ -230,7 +232,7 @@ def _discover(args):
         raise UsageError(
             f"non-numeric feature column(s) {', '.join(map(repr, text_features))}: encode categories as "
             "numbers first (e.g. one column per category), or drop these columns. (Dates are read in ISO "
-            "form: 2015-03-01, 2015-03 or 2015-03-01 14:30.)"
+            f"form: {_ISO_DATE_FORMS}.)"
         )
     bad = [name for name in features if not np.all(_finite(values[name]))]
     if bad:
@@ -257,11 +259,14 @@ def _discover(args):
         _check_max_depth(args.max_depth)
         params["max_depth"] = args.max_depth
     if args.time_budget is not None:
-        if not args.time_budget > 0:
+        if not 0 < args.time_budget < math.inf:
             raise UsageError(f"--time-budget must be a positive number of seconds, got {args.time_budget:g}.")
         params["time_budget"] = args.time_budget
     if args.base_kernels:
         params["base_kernels"] = tuple(k.strip() for k in args.base_kernels.split(",") if k.strip())
+        if not params["base_kernels"]:
+            raise UsageError(f"--base-kernels names no kernel ({args.base_kernels!r}); give comma-separated kinds, "
+                             "e.g. SE,PER,LIN.")
     if (args.changepoints or args.no_changepoints or args.robust or args.model_averaging is not None) \
             and task != "regression":
         raise UsageError("--changepoints, --no-changepoints, --robust and --model-averaging apply to regression only.")
@@ -271,6 +276,9 @@ def _discover(args):
         if args.model_averaging < 1:
             raise UsageError(f"--model-averaging must be at least 1, got {args.model_averaging}.")
         params["model_averaging"] = args.model_averaging
+        # the user asks for the mixture of the K best structures: the default select rule on a table (stacking
+        # the finalists) would set it aside
+        params["selection"] = "criterion"
     if args.changepoints or args.no_changepoints:
         params["change_operators"] = ("CP", "CW") if args.changepoints else None
     model = estimator_class(**params)
@@ -282,10 +290,13 @@ def _discover(args):
         print(f"Dates in {', '.join(map(repr, dated))}: measured in decimal years (2015.5 is the middle of 2015), "
               "so periods and lengthscales read in years.")
     try:
-        seconds = _fit(model, X, y, quiet=args.quiet)
+        seconds = _fit(model, X, y, quiet=args.quiet, lines=lines)
     except ValueError as error:
-        raise UsageError(str(error)) from None
+        raise UsageError(_cli_terms(str(error))) from None
     _print_model(model, seconds, target_name=args.target, names=features)
+    if args.save_model:
+        # before the comparison and the report: the search's result is kept whatever they meet
+        _save_model(model, args.save_model)
     comparison = forecast = None
     if not args.no_compare:
         from .inspection import compare_with_random_forest
@@ -301,8 +312,6 @@ def _discover(args):
         _write_report(model, X, y, args.report, comparison=comparison, compare=False, target_name=args.target,
                       feature_names=features, title=f"skgpsearch: {args.target} in {Path(args.data).name}",
                       forecast=False, forecast_result=forecast)
-    if args.save_model:
-        _save_model(model, args.save_model)
     return 0
 
 
@@ -322,7 +331,9 @@ def _print_forecast(model, X, y, args, features):
     return forecast
 
 
-def _read_csv(path):
+def _read_csv(path, keep_empty_rows=False):
+    """The header, the columns by name and each data row's line number. Blank lines are skipped, and so are
+    rows of empty cells unless ``keep_empty_rows`` (predict: every row gets its prediction, or an error)."""
     path = Path(path)
     if path.is_dir():
         raise UsageError(f"{str(path)!r} is a directory; give the path of a CSV file.")
@@ -334,8 +345,10 @@ def _read_csv(path):
             # each row with the file's line number where it ends (blank lines are dropped below, not renumbered)
             numbered = [(reader.line_num, row) for row in reader]
     except (UnicodeDecodeError, csv.Error) as error:
-        raise UsageError(f"{str(path)!r} is not a readable CSV file ({error}).") from None
-    numbered = [(line, row) for line, row in numbered if any(cell.strip() for cell in row)]
+        advice = "; save it as UTF-8" if isinstance(error, UnicodeDecodeError) else ""
+        raise UsageError(f"{str(path)!r} is not a readable CSV file ({error}){advice}.") from None
+    numbered = [(line, row) for line, row in numbered
+                if any(cell.strip() for cell in row) or (keep_empty_rows and len(row) > 1)]
     if not numbered:
         raise UsageError(f"{str(path)!r} is empty.")
     header = [name.strip() for name in numbered[0][1]]
@@ -345,6 +358,13 @@ def _read_csv(path):
     while len(header) > 1 and header[-1] == "" and all(len(row) == len(header) and not row[-1].strip()
                                                        for row in body):
         header, body = header[:-1], [row[:-1] for row in body]
+    if header[0] == "" and len(header) > 1 and _is_row_index(row[0] for row in body if row):
+        print(f"The first column of {path.name} has no name and counts the rows (0, 1, 2, ...): the index pandas "
+              "writes without index=False; it is left out.", file=sys.stderr)
+        header, body = header[1:], [row[1:] for row in body]
+    if "" in header:
+        raise UsageError(f"column {header.index('') + 1} of {str(path)!r} has no name in the header: name it, or "
+                         "remove the column.")
     if len(set(header)) != len(header):
         raise UsageError(f"{str(path)!r} has repeated column names in its header.")
     for number, row in zip(lines, body):
@@ -353,6 +373,12 @@ def _read_csv(path):
             raise UsageError(f"line {number} of {str(path)!r} has {len(row)} fields, the header has "
                              f"{len(header)}{hint}.")
     return header, {name: [row[j] for row in body] for j, name in enumerate(header)}, lines
+
+
+def _is_row_index(cells):
+    """Whether a column's cells are 0, 1, 2, ... (a pandas index written to the file)."""
+    cells = [cell.strip() for cell in cells]
+    return bool(cells) and cells == [str(i) for i in range(len(cells))]
 
 
 def _separator_hint(header):
@@ -378,6 +404,7 @@ _FORMATTED_ADVICE = ("numbers written with commas (thousands separators or decim
 
 
 _MISSING = {"", "na", "nan", "null", "none", "?"}
+_ISO_DATE_FORMS = "2015-03-01, 2015-03 or 2015-03-01 14:30"
 
 
 def _numeric(values):
@@ -401,6 +428,8 @@ def _dates(values):
     cells = ["NaT" if cell.lower() in _MISSING else cell for cell in cells]
     if all(cell == "NaT" for cell in cells):
         return None
+    if any(cell != "NaT" and _numeric([cell]) is not None for cell in cells):
+        return None  # numpy reads 2016 as a year and 20160101 as the year 20 million: a number is no date here
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # "2015-03-01T00:00Z": numpy keeps no time zone, read as UTC
@@ -482,17 +511,19 @@ def _predict(args):
     model = _load_model(args.model)
     if args.output:
         _check_writable(args.output, "the predictions")
-    header, columns, lines = _read_csv(args.data)
+    header, columns, lines = _read_csv(args.data, keep_empty_rows=True)
     names = _model_columns(model, header, args.data)
     if not columns[header[0]]:
         raise UsageError(f"{args.data} has no data rows.")
-    values = {name: _feature_column(columns[name], name, args.data, lines) for name in names}
+    dated = getattr(model, "date_columns_", None) or {}
+    values = {name: _feature_column(columns[name], name, args.data, lines, dates=j in dated)
+              for j, name in enumerate(names)}
     # a model fitted without column names takes an array (of numbers, or of dates)
     X = _table(values, names) if hasattr(model, "feature_names_in_") else _array(values, names)
     try:
         names_out, values = _predictions(model, X)
     except ValueError as error:
-        raise UsageError(str(error)) from None
+        raise UsageError(_cli_terms(str(error))) from None
     clashes = [name for name in names_out if name in header]
     if clashes:  # checked after predicting: the class columns' names come from the model
         raise UsageError(f"{args.data} already has column(s) {', '.join(map(repr, clashes))}; rename them first.")
@@ -540,14 +571,36 @@ def _model_columns(model, header, data):
     return header
 
 
-def _feature_column(values, name, data, lines):
-    numbers = _numeric(values)
+def _feature_column(values, name, data, lines, dates=False):
+    """A feature column of ``data`` to predict: where the model was fitted on dates, ISO dates or decimal years
+    (said on stderr; a number that is no calendar year, such as 20160101, is refused), else numbers (dates
+    there: the model's own error says so)."""
+    if dates:
+        numbers = _numeric(values)
+        if numbers is not None:
+            odd = np.flatnonzero(np.isfinite(numbers) & ~((numbers >= 1) & (numbers < 10000)))
+            if odd.size:
+                raise UsageError(f"the feature column {name!r} of {data} holds {values[odd[0]].strip()!r} (line "
+                                 f"{lines[odd[0]]}), and the model was fitted on dates in it: give ISO dates "
+                                 f"({_ISO_DATE_FORMS}), or decimal years (2015.5 is the middle of 2015).")
+            print(f"The numbers in {name!r}, a column of dates for the model, are read as decimal years (2015.5 is "
+                  "the middle of 2015).", file=sys.stderr)
+        else:
+            numbers = _dates(values)
+        if numbers is None:
+            _refuse_mostly_dates(values, name, lines, numbers=False)
+            raise UsageError(f"the feature column {name!r} of {data} holds no dates, and the model was fitted on "
+                             f"dates in it: give them in ISO form ({_ISO_DATE_FORMS}), as for training.")
+    else:
+        numbers = _numeric(values)
+        if numbers is None:
+            numbers = _dates(values)
     if numbers is None:
-        numbers = _dates(values)
-    if numbers is None:
+        if _formatted_numbers(values):
+            raise UsageError(f"the feature column {name!r} of {data} holds {_FORMATTED_ADVICE}.")
         _refuse_mostly_dates(values, name, lines)
-        raise UsageError(f"the feature column {name!r} of {data} is neither numbers nor dates; encode it as it was "
-                         "for training.")
+        raise UsageError(f"the feature column {name!r} of {data} is not numbers, and the model was fitted on numbers "
+                         "in it: encode it as it was for training.")
     bad = np.flatnonzero(~_finite(numbers))
     if bad.size:
         where = ", ".join(str(lines[i]) for i in bad[:5])
@@ -556,11 +609,11 @@ def _feature_column(values, name, data, lines):
     return numbers
 
 
-def _refuse_mostly_dates(values, name, lines):
-    """A column of numbers or of ISO dates but for a few cells (a typo, an impossible day) is a data error: say
-    which cells, rather than call the column text to encode."""
-    for parse, what, form in ((_numeric, "numbers", "a decimal point, not a comma"),
-                              (_dates, "ISO dates", "2015-03-01, 2015-03 or 2015-03-01 14:30")):
+def _refuse_mostly_dates(values, name, lines, numbers=True):
+    """A column of numbers (unless not ``numbers``) or of ISO dates but for a few cells (a typo, an impossible
+    day) is a data error: say which cells, rather than call the column text to encode."""
+    kinds = [(_numeric, "numbers", "a decimal point, not a comma")] if numbers else []
+    for parse, what, form in kinds + [(_dates, "ISO dates", _ISO_DATE_FORMS)]:
         bad = _a_few_bad_cells(values, lines, parse)
         if bad:
             raise UsageError(f"the column {name!r} holds {what} except for {len(bad)} cell(s) ({_cells_text(bad)}): "
@@ -596,7 +649,7 @@ def _rows(X, index):
     return X.iloc[index] if hasattr(X, "iloc") else X[index]
 
 
-def _fit(model, X, y, quiet):
+def _fit(model, X, y, quiet, lines=None):
     start = time.perf_counter()
     target = contextlib.nullcontext() if quiet else search_progress(print_progress(file=sys.stderr))
     with target, warnings.catch_warnings(record=True) as caught:
@@ -607,12 +660,23 @@ def _fit(model, X, y, quiet):
         text = str(warning.message)
         if issubclass(warning.category, OutlierWarning):
             # the same finding, with the command-line spelling of the remedy
-            text = text.replace("likelihood='student_t'", "--robust")
+            if lines is not None:
+                # the model counts training rows from 0; the user looks for the line of the file
+                text = re.sub(r"\brow (\d+),", lambda match: f"on line {lines[int(match.group(1))]},", text)
+        text = _cli_terms(text)
         if text not in shown:
             # a sentence for the user, not Python's file and line of the library
             print(f"Warning: {text}", file=sys.stderr)
             shown.add(text)
     return time.perf_counter() - start
+
+
+def _cli_terms(text):
+    """A message of the library in the command line's terms: its options, not the estimators' parameters."""
+    text = text.replace("likelihood='student_t'", "--robust")
+    text = text.replace(", or a callable (estimator, X, y) -> float", "")
+    text = text.replace(" or a callable (estimator, X, y) -> float", "")
+    return re.sub(r"\b(time_budget|base_kernels)\b", lambda match: "--" + match.group(1).replace("_", "-"), text)
 
 
 def _print_model(model, seconds, target_name, names):

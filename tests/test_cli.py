@@ -163,6 +163,7 @@ def test_discover_warns_about_outliers_and_robust_recovers(tmp_path, capsys):
             "--quiet"]
     code, _, err = run(capsys, *argv)
     assert code == 0 and "consider --robust" in err
+    assert "(the worst, on line 22," in err  # row 20 of the data (from 0), under the header
     code, out, err = run(capsys, *argv, "--robust")
     assert code == 0, err
     assert "Chosen structure: PER(t) + LIN(t)" in out and "Student-t" in out and "consider" not in err
@@ -322,9 +323,20 @@ def test_discover_and_predict_a_series_with_dates(tmp_path, capsys):
     new.write_text("month\n2013.0\n2013.25\n2013.5\n")
     code, out, err = run(capsys, "predict", model_path, new)
     assert np.allclose(by_dates, np.array([row[1:] for row in read_csv_rows(out)[1]], dtype=float))
+    assert "read as decimal years" in err
     new.write_text("month\n01/02/2013\n")
     code, _, err = run(capsys, "predict", model_path, new)
-    assert "is neither numbers nor dates" in one_line_error(code, err)
+    assert "holds no dates, and the model was fitted on dates in it: give them in ISO form" in one_line_error(
+        code, err)
+    # numbers that are no calendar year (a compact date, a Unix time) were read as decimal years: 4e7 months ahead
+    for number in ("20130101", "1356998400"):
+        new.write_text(f"month\n2013.5\n{number}\n")
+        code, _, err = run(capsys, "predict", model_path, new)
+        assert f"holds '{number}' (line 3), and the model was fitted on dates in it" in one_line_error(code, err)
+    # a bare year in a column of ISO dates is a typo, not the year 2013 of numpy's reading
+    new.write_text("month\n2013-01-01\n2013-02-01\n2013\n")
+    code, _, err = run(capsys, "predict", model_path, new)
+    assert "holds ISO dates except for 1 cell(s) ('2013' on line 4)" in one_line_error(code, err)
     new.write_text("month\n2013-01-01\n\n2013-02-30\n2013-03-01\n")
     code, _, err = run(capsys, "predict", model_path, new)
     assert "holds ISO dates except for 1 cell(s) ('2013-02-30' on line 4)" in one_line_error(code, err)
@@ -395,6 +407,80 @@ def test_predict_refuses_bad_models_and_data(regression_csv, tmp_path, capsys):
     code, out, err = run(capsys, "discover", regression_csv, "--target", "y", "--quiet",
                          "--save-model", tmp_path / "no" / "m.joblib")
     assert "cannot write the model" in one_line_error(code, err) and "rows" not in out
+
+
+def test_predict_answers_every_row_or_names_the_line(regression_csv, tmp_path, capsys):
+    model_path = tmp_path / "m.joblib"
+    code, _, err = run(capsys, "discover", regression_csv, "--target", "y", "--max-depth", "1", "--base-kernels",
+                       "SE", "--no-compare", "--quiet", "--save-model", model_path)
+    assert code == 0, err
+    new = tmp_path / "new.csv"
+    # a row of empty cells had been dropped: one prediction fewer than rows, silently
+    new.write_text("x,z\n1.0,0.5\n,\n2.0,0.1\n")
+    code, _, err = run(capsys, "predict", model_path, new)
+    assert "'x'" in one_line_error(code, err) and "missing or infinite values (line 3)" in err
+    new.write_text('x,z\n"1,5",0.5\n')
+    code, _, err = run(capsys, "predict", model_path, new)
+    assert "holds numbers written with commas" in one_line_error(code, err)
+
+
+def test_model_averaging_averages_on_a_table(regression_csv, tmp_path, capsys):
+    import joblib
+
+    model_path = tmp_path / "m.joblib"
+    code, _, err = run(capsys, "discover", regression_csv, "--target", "y", "--max-depth", "2", "--base-kernels",
+                       "SE", "--model-averaging", "3", "--no-compare", "--quiet", "--save-model", model_path)
+    assert code == 0, err
+    # a table's default select rule (stacking) had set the option aside, with advice the command line cannot follow
+    assert "is not used" not in err
+    assert joblib.load(model_path).model_weights_.size == 3
+
+
+def test_unnamed_columns(regression_csv, tmp_path, capsys):
+    pd = pytest.importorskip("pandas")
+    indexed = tmp_path / "indexed.csv"
+    pd.read_csv(regression_csv).to_csv(indexed)  # pandas writes its row index as a first column without a name
+    code, out, err = run(capsys, "discover", indexed, "--target", "y", "--max-depth", "1", "--base-kernels", "SE",
+                         "--no-compare", "--quiet")
+    assert code == 0, err
+    assert "counts the rows (0, 1, 2, ...)" in err and "2 features" in out
+    named = tmp_path / "named.csv"
+    named.write_text("x,,y\n" + "\n".join(f"{i},{i % 3},{i * 0.5}" for i in range(10)) + "\n")
+    code, _, err = run(capsys, "discover", named, "--target", "y", "--quiet")
+    assert "column 2 of" in one_line_error(code, err) and "has no name in the header" in err
+
+
+def test_messages_speak_of_the_command_line_options(regression_csv, tmp_path, capsys):
+    code, _, err = run(capsys, "discover", regression_csv, "--target", "y", "--time-budget", "inf", "--quiet")
+    assert "--time-budget must be a positive number of seconds, got inf" in one_line_error(code, err)
+    code, _, err = run(capsys, "discover", regression_csv, "--target", "y", "--base-kernels", ",", "--quiet")
+    assert "--base-kernels names no kernel" in one_line_error(code, err)
+    code, _, err = run(capsys, "discover", regression_csv, "--target", "y", "--criterion", "cv_accuracy",
+                       "--no-compare", "--quiet")
+    line = one_line_error(code, err)
+    assert "applies to classifiers only" in line and "callable" not in line
+    latin = tmp_path / "latin.csv"
+    latin.write_bytes("x,größe\n1,2\n".encode("latin-1"))
+    code, _, err = run(capsys, "discover", latin, "--target", "x", "--quiet")
+    assert "save it as UTF-8" in one_line_error(code, err)
+
+
+def test_a_class_rarer_than_the_folds_is_compared_and_the_model_is_saved(tmp_path, capsys):
+    rng = np.random.default_rng(0)
+    x = rng.uniform(0, 5, 30)
+    labels = np.where(x > 2.5, "b", "a")
+    labels[0] = "c"  # one row: the comparison's folds fit without it
+    path = tmp_path / "rare.csv"
+    path.write_text("x,label\n" + "\n".join(f"{a:.5f},{b}" for a, b in zip(x, labels)) + "\n")
+    model_path = tmp_path / "m.joblib"
+    code, out, err = run(capsys, "discover", path, "--target", "label", "--max-depth", "1", "--quiet",
+                         "--save-model", model_path)
+    assert code == 0, err
+    assert model_path.is_file() and "least populated class" not in err
+    # the error rate and log loss over all three classes: the row of class c costs its fold a large log loss
+    row = next(line for line in out.splitlines() if line.startswith("| GP "))
+    error_rate, log_loss = (float(cell.split("±")[0]) for cell in row.split("|")[2:4])
+    assert 0.0 < error_rate < 0.2 and log_loss > 0.2
 
 
 def test_demo_refuses_a_depth_below_one_before_it_fits(capsys, tmp_path):

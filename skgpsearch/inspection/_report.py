@@ -97,14 +97,19 @@ def compare_with_random_forest(
     scores = {name: [] for name, _, _ in methods}
     seconds = {name: 0.0 for name, _, _ in methods}
     rows_of = (lambda data, idx: data.iloc[idx]) if hasattr(X, "iloc") else (lambda data, idx: data[idx])
-    for train, test in splitter.split(X, y):
+    labels = np.unique(y) if classification else None
+    with warnings.catch_warnings():
+        # a class rarer than the folds (it is then missing from some training folds: scored below all the same)
+        warnings.filterwarnings("ignore", message="The least populated class", category=UserWarning)
+        folds = list(splitter.split(X, y))
+    for train, test in folds:
         for name, model, inputs in methods:
             start = time.perf_counter()
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 fitted = clone(model).fit(rows_of(inputs, train), y[train])
             seconds[name] += time.perf_counter() - start
-            scores[name].append(_metrics(fitted, rows_of(inputs, test), y[test], classification))
+            scores[name].append(_metrics(fitted, rows_of(inputs, test), y[test], labels))
     metric_names = ["error rate", "log loss"] if classification else ["RMSE", "R²"]
     rows = []
     for name, _, _ in methods:
@@ -117,10 +122,13 @@ def compare_with_random_forest(
     return {"metrics": metric_names, "rows": rows, "n_splits": len(scores[label]), "refit": refit}
 
 
-def _metrics(model, X, y, classification):
-    if classification:
-        proba = model.predict_proba(X)
-        return [1.0 - accuracy_score(y, model.predict(X)), log_loss(y, proba, labels=model.classes_)]
+def _metrics(model, X, y, labels):
+    """Error rate and log loss over all ``labels`` (a class missing from a fold's training rows has probability
+    0 there), or RMSE and R² without labels."""
+    if labels is not None:
+        proba = np.zeros((len(y), len(labels)))
+        proba[:, np.searchsorted(labels, model.classes_)] = model.predict_proba(X)
+        return [1.0 - accuracy_score(y, model.predict(X)), log_loss(y, proba, labels=labels)]
     prediction = model.predict(X)
     return [float(np.sqrt(mean_squared_error(y, prediction))), r2_score(y, prediction) if len(y) > 1 else np.nan]
 
