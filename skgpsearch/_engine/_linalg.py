@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import functools
+import time
+
 import numpy as np
 from scipy.linalg import lapack
 
-__all__ = ["NumericalError", "cholesky_lower", "jittered_cholesky", "cholesky_inverse", "cholesky_solve"]
+__all__ = ["NumericalError", "cholesky_lower", "cholesky_seconds", "jittered_cholesky", "cholesky_inverse",
+           "cholesky_solve"]
 
 #: Before a matrix is factorised, its entries below this share of its largest diagonal entry (eps², 4.9e-32)
 #: are set to 0. That keeps products inside potrf out of the subnormal range, which x86 CPUs compute in
@@ -157,3 +161,30 @@ def cholesky_solve(L, b):
     if info != 0:
         raise NumericalError("solving with the covariance matrix failed")
     return x
+
+
+#: The rows of the matrix that cholesky_seconds factorises: large enough that LAPACK's cubic work, not the call's
+#: overhead, sets its time (6 ms on one core of a slow Xeon), small enough to cost nothing beside a search.
+CHOLESKY_PROBE_ROWS = 800
+
+
+def cholesky_seconds(n_rows: int) -> float:
+    """The predicted seconds of one Cholesky factorisation of ``n_rows`` rows in this process, at the BLAS
+    threads of the first call: a measured factorisation of CHOLESKY_PROBE_ROWS rows, scaled by the cube of the
+    rows. A time budget asks it before fits whose cost it cannot predict from earlier fits (a finalist on five
+    times the search's rows). On one core of a slow Xeon: 1.5 s predicted for 5000 rows, 1.1-1.3 s measured (larger
+    blocks run faster; a time budget had rather overestimate)."""
+    return _probe_seconds() * (n_rows / CHOLESKY_PROBE_ROWS) ** 3
+
+
+@functools.lru_cache(maxsize=1)
+def _probe_seconds() -> float:
+    rng = np.random.default_rng(0)
+    A = rng.standard_normal((CHOLESKY_PROBE_ROWS, CHOLESKY_PROBE_ROWS))
+    A = np.asfortranarray(A @ A.T + CHOLESKY_PROBE_ROWS * np.eye(CHOLESKY_PROBE_ROWS))  # as LAPACK takes it
+    best = np.inf
+    for _ in range(3):
+        start = time.perf_counter()
+        lapack.dpotrf(A, lower=1, overwrite_a=0)
+        best = min(best, time.perf_counter() - start)
+    return best

@@ -171,6 +171,10 @@ __all__ = [
 EXPLORE_ROWS = 2000
 FIRST_FINALISTS = 4
 HALVING_FACTOR = 5
+#: Under a time budget, a rung of the halving starts only when its refits can make this many evaluations each
+#: (and the select stage its models) in the time left (a refit stops at the deadline, but not inside an
+#: evaluation: a Laplace evaluation on 5000 rows took 36 s, and four refits of a 30-s budget's search 168 s).
+MIN_POLISH_EVALUATIONS = 2
 LAPLACE_POSTERIOR_ROWS = 5000
 #: When the select stage judges held-out prediction, the search's best this many distinct structures (and
 #: the best of every depth) are finalists besides the baselines.
@@ -305,6 +309,9 @@ class ModelFitter(Protocol):
     explore_effort: str
     #: The most rows a finalist is fitted on (None: all).
     max_rows: int | None
+    #: Whether the final model conditions on all rows whatever rows its hyperparameters were fitted on (the
+    #: sparse regression), or on those rows only (the classifier, on at most ``max_rows``).
+    conditions_on_all_rows: bool
     #: Whether its models have leave-one-out predictive densities (select by "loo" and "stacking").
     has_loo: bool
     #: Whether its records can forecast the end of a series from its start (select by "forecast").
@@ -340,6 +347,11 @@ class ModelFitter(Protocol):
 
     def baseline_fitter(self) -> CandidateFitter:
         """The fitter of the baselines on all rows (full effort, or the effort the model fitter chose for them)."""
+
+    def seconds_on_rows(self, n_rows: int) -> tuple[float, float] | None:
+        """Predicted seconds, on ``n_rows`` rows, of one evaluation of a candidate's objective with its gradient
+        and of one model with its leave-one-out densities; None where the fits' costs are not predicted so
+        (a time budget then starts a finalists' rung without a prediction)."""
 
     def baseline_structures(self, grammar: Grammar) -> list[Expr]:
         """Structures that compete with the search's best at the end (never expanded)."""
@@ -667,6 +679,25 @@ class SearchPipeline:
     def _out_of_time(self):
         return self._deadline is not None and time.perf_counter() > self._deadline
 
+    def _models_outlast_budget(self, model_fitter, finalists, n_models):
+        """Whether ``n_models`` more models on the finalists' rows are predicted to end after the deadline (never
+        without a time budget, or where the model fitter does not predict their cost)."""
+        if self._deadline is None or n_models < 1:
+            return False
+        n_rows = model_fitter.X.shape[0] if finalists.rows is None else finalists.rows.size
+        costs = model_fitter.seconds_on_rows(n_rows)
+        return costs is not None and n_models * costs[1] > self._deadline - time.perf_counter()
+
+    def _rung_seconds(self, model_fitter, n_rows, n_refits):
+        """The predicted seconds of a finalists' rung on ``n_rows`` rows: ``n_refits`` polishes of at least
+        MIN_POLISH_EVALUATIONS evaluations each, ``n_jobs`` at a time, then the select stage's models of them
+        on those rows (0 where the model fitter does not predict its costs)."""
+        costs = model_fitter.seconds_on_rows(n_rows)
+        if costs is None:
+            return 0.0
+        evaluation, model = costs
+        return self._rounds(n_refits) * MIN_POLISH_EVALUATIONS * evaluation + n_refits * model
+
     # -- finalists -----------------------------------------------------------------------------
     def finalists(self, model_fitter: ModelFitter, exploration: Exploration, grammar: Grammar,
                   seed: int) -> Finalists:
@@ -811,8 +842,18 @@ class SearchPipeline:
             return _as_finalist(refitted, record, rung_rows.size)
 
         rungs = [(np.sort(order[:size]), refit) for size in sizes]
+        unaffordable = []
+
+        def stop(n_rows, n_refits):
+            if self._out_of_time():
+                return True
+            if self._rung_seconds(model_fitter, n_rows, n_refits) > self._deadline - time.perf_counter():
+                unaffordable.append(n_rows)
+                return True
+            return False
+
         rounds = refit_finalists(first, rungs, FIRST_FINALISTS, n_jobs=self.settings.n_jobs,
-                                 progress=self.settings.progress, stop=self._out_of_time)
+                                 progress=self.settings.progress, stop=None if self._deadline is None else stop)
         for records in rounds:
             result.records.extend(records)
         stopped = sorted({size for size, records in zip(sizes, rounds) for r in records
@@ -820,13 +861,19 @@ class SearchPipeline:
         if stopped:
             result.stop_reason += (f"; time budget: finalists' refits on {', '.join(map(str, stopped))} rows stopped "
                                    "before they converged")
+        if unaffordable:
+            result.stop_reason += (f"; time budget: no finalist refitted on {unaffordable[0]} rows (predicted to "
+                                   "take longer than the time left)")
         last = [r for r in rounds[-1] if r.status == OK] if len(rounds) == len(rungs) else []
         if last:
             result.stop_reason += f"; finalists refitted on {', '.join(str(len(r)) for r, _ in rungs)} rows"
             return Finalists(last, last, rungs[-1][0])
-        why = "the time budget ran out before" if self._out_of_time() else "every finalist failed to fit on"
+        why = ("the time budget ran out before" if self._out_of_time() or unaffordable else
+               "every finalist failed to fit on")
+        conditions = (f"it conditions on all {X.shape[0]}" if model_fitter.conditions_on_all_rows else
+                      f"and it conditions on them only, of {X.shape[0]}")
         result.stop_reason += (f"; {why} more rows: the model's hyperparameters are those fitted on the search's "
-                               f"{rows.size} rows (it conditions on all {X.shape[0]})")
+                               f"{rows.size} rows ({conditions})")
         kept = distinct_best(explored, 1)
         return Finalists(kept, [r for r in explored if r.status == OK and np.isfinite(r.criterion)], rows)
 
@@ -852,6 +899,12 @@ class SearchPipeline:
             exploration.result.stop_reason += ("; selected by the criterion: its best finalist changes within "
                                                "the latest rows, which a forecast from the earlier ones cannot judge")
             selection, late_change = "criterion", True
+        if selection in ("loo", "stacking") and not cross_validated and self._models_outlast_budget(
+                model_fitter, finalists, len(records) - 1):
+            exploration.result.stop_reason += ("; time budget: selected by the criterion (the finalists' "
+                                               "leave-one-out densities were predicted to take longer than the time "
+                                               "left)")
+            selection = "criterion"
         if selection == "criterion":
             selected = _first_best(records, lambda r: r.criterion)
             pool = [r for r in finalists.comparable if np.isfinite(r.criterion) and r is not selected]
@@ -1330,8 +1383,9 @@ def refit_finalists(
     rows, and so on -- so that a search on large data costs one search on a
     subset plus a few fits on more rows. ``rungs`` are ``(rows, fit)`` pairs,
     where ``fit(record, rows)`` returns the refitted record (criteria on the
-    same rows are comparable; across rungs they are not). ``stop()``, when
-    given, is asked before each rung: True ends the halving there.
+    same rows are comparable; across rungs they are not). ``stop(n_rows,
+    n_refits)``, when given, is asked before each rung with its rows and
+    number of refits: True ends the halving there.
 
     Returns
     -------
@@ -1343,7 +1397,7 @@ def refit_finalists(
     current = distinct_best(records, first_keep)
     rounds = []
     for i, (rows, fit) in enumerate(rungs):
-        if stop is not None and stop():
+        if stop is not None and stop(len(rows), len(current)):
             break
         refits = Parallel(n_jobs=n_jobs, prefer="processes")(delayed(fit)(record, rows) for record in current)
         refits = sorted(refits, key=lambda r: -r.criterion if r.status == OK else np.inf)

@@ -249,6 +249,14 @@ class RegressionModelFitter:
             extra.append(grammar.random_walk_structure(n_features))
         return structures + [e for e in extra if e is not None]
 
+    #: Its models condition on every training row (see :meth:`model`).
+    conditions_on_all_rows = True
+
+    def seconds_on_rows(self, n_rows: int) -> None:
+        """Not predicted: an exact search fits on all rows (its time budget judges each level by its fits), and
+        the sparse engine's rungs cost O(n m²), a few of its fits on the sample."""
+        return None
+
     @property
     def has_loo(self) -> bool:
         """Whether the engine gives leave-one-out predictive densities (the select stage's "loo" and "stacking")."""

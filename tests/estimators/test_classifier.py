@@ -312,6 +312,24 @@ def test_the_time_budget_bounds_the_whole_multiclass_fit(monkeypatch):
     assert clf.predict_proba(X).shape == (90, 3)
 
 
+@pytest.mark.slow  # a search on 6000 rows
+def test_the_time_budget_bounds_a_fit_on_large_data():
+    # the finalists' refits on 5000 rows had run past the budget: a Laplace evaluation there takes half a
+    # minute, and four of them (then their leave-one-out densities) made a 30-s fit take 170 s
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(6000, 4))
+    y = (np.sin(2 * X[:, 0]) + X[:, 1] * X[:, 2] + 0.5 * rng.logistic(size=6000) > 0).astype(int)
+    clf = CompositionalGPClassifier(random_state=0, time_budget=20.0)
+    start = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        clf.fit(X, y)
+    assert time.perf_counter() - start < 20.0 * 1.5 + 5.0
+    X_test = rng.normal(size=(2000, 4))
+    p_test = (np.sin(2 * X_test[:, 0]) + X_test[:, 1] * X_test[:, 2] > 0).astype(int)  # the noise-free label
+    assert np.mean(clf.predict(X_test) == p_test) > 0.8
+
+
 def test_a_multiclass_fit_says_once_which_searches_the_time_budget_cut_short():
     rng = np.random.default_rng(1)
     X = rng.uniform(-2, 2, size=(90, 2))

@@ -95,6 +95,12 @@ class _TableModelFitter:
     discounts_loo_optimism = False
     cross_validates = False
     hopeless_finalist_gap = None
+    conditions_on_all_rows = True
+    #: (seconds of an evaluation, of a model) on any rows; None: not predicted
+    rung_costs = None
+
+    def seconds_on_rows(self, n_rows):
+        return self.rung_costs
 
     @property
     def baseline_margin_se(self):
@@ -178,6 +184,62 @@ def test_large_data_are_explored_on_a_sample_and_the_finalists_halved_up_to_all_
     refitted = [r for r in outcome.search.records if r.message.startswith("finalist refitted")]
     assert any(r.baseline for r in refitted)
     assert all(r.baseline == (str(r.structure) == "SE(0) * SE(1) * SE(2)") for r in refitted)
+
+
+def test_a_time_budget_starts_no_rung_predicted_to_outlast_it(monkeypatch):
+    # every fit takes a second of a fake clock; the model fitter predicts each rung's evaluations and models
+    monkeypatch.setattr(pipeline_module, "EXPLORE_ROWS", 100)
+    clock = [0.0]
+    monkeypatch.setattr(time, "perf_counter", lambda: clock[0])
+
+    class _OneSecondFitter(_TableFitter):
+        def __call__(self, *args, **kwargs):
+            clock[0] += 1.0
+            return super().__call__(*args, **kwargs)
+
+    def run(rung_costs):
+        clock[0] = 0.0
+        model_fitter = _TableModelFitter(2600, _simpler_wins_on_more_rows)
+        model_fitter.conditions_on_all_rows = False
+        model_fitter._fitter = lambda name, fail=False: _OneSecondFitter(model_fitter.table, name, model_fitter.calls,
+                                                                         fail)
+        model_fitter.rung_costs = rung_costs
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            outcome = _pipeline(time_budget=60.0, n_jobs=1).run(model_fitter, GRAMMAR, BIC(), seed=3)
+        rungs = sorted({rows for name, _, rows, _ in model_fitter.calls if name.startswith("refit")})
+        return outcome, rungs
+
+    outcome, rungs = run(None)  # not predicted: every rung starts while there is time
+    assert rungs == [500, 2500, 2600]
+    # a rung of four refits of two 0.5-s evaluations and four 1-s models: 8 s, started; the next ones (two
+    # refits, 4 s) too
+    outcome, rungs = run((0.5, 1.0))
+    assert rungs == [500, 2500, 2600] and outcome.rows.size == 2600
+    # 10-s evaluations: the first rung would take 4 x 2 x 10 + 4 x 1 = 84 s, more than the budget; the model
+    # keeps the sample's fit and says that it conditions on the sample only
+    outcome, rungs = run((10.0, 1.0))
+    assert rungs == [] and outcome.rows.size == 100
+    assert "no finalist refitted on 500 rows (predicted to take longer than the time left)" in \
+        outcome.search.stop_reason
+    assert "fitted on the search's 100 rows (and it conditions on them only, of 2600)" in outcome.search.stop_reason
+
+
+def test_a_time_budget_selects_by_the_criterion_when_the_judges_would_outlast_it(monkeypatch):
+    clock, model_fitter = _one_second_fits(monkeypatch)
+    model_fitter.table = lambda text, rows: -float(len(text))  # the criterion prefers the shortest structure...
+    model_fitter.densities = {"SE(0) * SE(1) * SE(2)": np.zeros(40)}  # ... a baseline predicts best
+    for rung_costs, selection in ((None, "loo"), ((0.1, 1.0), "loo"), ((0.1, 100.0), "criterion")):
+        clock[0] = 0.0
+        model_fitter.rung_costs = rung_costs
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            outcome = _pipeline(max_depth=2, time_budget=30.0, selection="loo").run(model_fitter, GRAMMAR, BIC(),
+                                                                                   seed=0)
+        assert outcome.selection == selection
+        assert (str(outcome.best.structure) == "SE(0) * SE(1) * SE(2)") == (selection == "loo")
+        assert ("leave-one-out densities were predicted to take longer" in outcome.search.stop_reason) == (
+            selection == "criterion")
 
 
 def test_a_criterion_that_reads_a_model_explores_all_rows(monkeypatch):
