@@ -373,6 +373,8 @@ class StructureSearchMixin:
                 "'stacking' here, which predicts with the mixture of finalists whose weights maximise the held-out "
                 "log score. Set selection='criterion' (or 'loo') to average the best structures instead.",
                 UserWarning, stacklevel=user_stacklevel())
+        # one structure, or one level: its candidates are the finalists, nothing to explore cheaply
+        explore_effort = "full" if grammar.single_structure or self.max_depth == 1 else model_fitter.explore_effort
         settings = SearchSettings(
             max_depth=self.max_depth,
             beam_width=1 if self.search == "greedy" else self.beam_width,
@@ -384,10 +386,9 @@ class StructureSearchMixin:
             selection=selection,
             min_improvement=self._min_improvement(criterion),
             multiplicity_penalty=self._multiplicity_penalty(criterion, model_fitter.X.shape[1]),
-            # one structure, or one level: its candidates are the finalists, nothing to explore cheaply
-            explore_effort=("full" if grammar.single_structure or self.max_depth == 1
-                            else model_fitter.explore_effort),
-            refine_per_level=_pipeline.REFINE_PER_LEVEL,
+            explore_effort=explore_effort,
+            refine_per_level=(_pipeline.REFINE_PER_LEVEL if explore_effort == _pipeline.EXPLORE_EFFORT
+                              else _pipeline.SCREENED_REFINE_PER_LEVEL),
             progress=self._progress(),
             criterion_name=criterion.display_name,
             feature_names=getattr(self, "feature_names_in_", None),

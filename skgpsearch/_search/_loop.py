@@ -671,7 +671,8 @@ class ParallelCandidateFits:
         and their effort: on large data on a subset of the rows (:func:`full_effort_on_subset`; the finalists
         stage polishes the finalists among them on all rows). A few refits are split by their starts over the
         workers (:func:`start_shards`)."""
-        subset = full_effort_on_subset(self.full_fitter, self.X.shape[0])
+        # a series keeps its rows (see _pipeline.table_full_effort_on_subset)
+        subset = full_effort_on_subset(self.full_fitter, self.X.shape[0]) if self.fitter.effort == "explore" else None
         fitter = self.full_fitter if subset is None else subset
         shards = start_shards(fitter, len(pairs), self.X.shape[0], self.n_jobs)
         refits = Parallel(n_jobs=self.n_jobs, prefer=self.prefer)(
@@ -771,7 +772,8 @@ def run_search(fitter: CandidateFitter, X: np.ndarray, y: np.ndarray, grammar: G
         reserve=reserve,
         min_improvement=settings.min_improvement,
         multiplicity_penalty=settings.multiplicity_penalty,
-        refine=fits.refine if settings.explore_effort == "explore" else None,
+        # (the "screened" effort only where it differs from the full one: see with_effort)
+        refine=fits.refine if explore.effort != "full" else None,
         refine_per_level=settings.refine_per_level,
         n_jobs=settings.n_jobs,
         refine_cost=full_effort_cost(explore, X.shape[0]),

@@ -685,16 +685,22 @@ def test_a_time_budget_makes_the_finalists_full_effort_refits_only_when_they_fit
     model_fitter = _TableModelFitter(40, lambda text, rows: float(len(text)))
     model_fitter._fitter = lambda name, fail=False: _TimedFitter(model_fitter.table, name, model_fitter.calls, fail)
 
-    def run(time_budget):
+    def run(time_budget, refine_per_level=0):
         clock[0] = 0.0
         model_fitter.calls.clear()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
-            outcome = _pipeline(max_depth=2, time_budget=time_budget, explore_effort="screened").run(
-                model_fitter, GRAMMAR, BIC(), seed=0)
+            outcome = _pipeline(max_depth=2, time_budget=time_budget, explore_effort="screened",
+                                refine_per_level=refine_per_level).run(model_fitter, GRAMMAR, BIC(), seed=0)
         names = [name for name, *_ in model_fitter.calls]
         return outcome, names.count("explore/screened"), names.count("explore"), clock[0]
 
+    # each depth's best refitted with full effort before the next depth expands it: depth 2's parent carries
+    # full-effort values, and the best finalist (depth 2's best) needs no refit at the end
+    outcome, _, n_full, _ = run(None, refine_per_level=1)
+    assert n_full == 2 and outcome.selected[0].effort == "full"
+    parent = next(r for r in outcome.search.records if str(r.structure) == outcome.search.records[-1].parent)
+    assert parent.effort == "full"
     # unbounded: the depth-1 and depth-2 candidates screened, the best finalist refitted with full effort
     outcome, n_screened, n_full, end = run(None)
     assert n_full == 1 and end == n_screened + full_cost
@@ -904,7 +910,9 @@ def test_after_a_screened_exploration_only_the_best_finalists_are_refitted_with_
     monkeypatch.setattr(_TableFitter, "full_effort_screens_from", 1000, raising=False)
     values = {"SE(0)": 3.0, "SE(1)": 2.0, "SE(2)": 1.0}
     model_fitter = _TableModelFitter(40, lambda text, rows: values.get(text, -float(len(text))))
-    outcome = _pipeline(explore_effort="screened", selection="loo").run(model_fitter, GRAMMAR, BIC(), seed=0)
+    # (no full-effort refits of the depths' best: the finalists stage alone)
+    outcome = _pipeline(explore_effort="screened", selection="loo", refine_per_level=0).run(model_fitter, GRAMMAR,
+                                                                                           BIC(), seed=0)
     names = {name for name, *_ in model_fitter.calls}
     assert names == {"explore/screened", "explore"}
     refitted = [text for name, text, _, _ in model_fitter.calls if name == "explore"]
@@ -924,7 +932,9 @@ def test_after_a_screened_exploration_finalists_tied_with_the_best_are_refitted_
     monkeypatch.setattr(_TableFitter, "full_effort_screens_from", 1000, raising=False)
     values = {"SE(0)": 3.0, "SE(1)": 2.8, "SE(2)": 2.6}  # the same size: criteria 0.2 and 0.4 nats apart
     model_fitter = _TableModelFitter(40, lambda text, rows: values.get(text, -float(len(text))))
-    outcome = _pipeline(explore_effort="screened", selection="loo").run(model_fitter, GRAMMAR, BIC(), seed=0)
+    # (no full-effort refits of the depths' best: the finalists stage alone)
+    outcome = _pipeline(explore_effort="screened", selection="loo", refine_per_level=0).run(model_fitter, GRAMMAR,
+                                                                                           BIC(), seed=0)
     refitted = {text for name, text, _, _ in model_fitter.calls if name == "explore"}
     assert pipeline_module.SCREENED_FULL_EFFORT_FINALISTS < 3 and pipeline_module.FULL_EFFORT_TIE > 0.4
     assert refitted == {"SE(0)", "SE(1)", "SE(2)"}
