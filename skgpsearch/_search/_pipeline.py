@@ -653,14 +653,18 @@ class SearchPipeline:
                 result.best_index = position
         return [refined.get(id(r), r) for r in records]
 
-    def _fit_in_parallel(self, jobs, costs=None):
+    def _fit_in_parallel(self, jobs, costs=None, priority=None):
         """``function(*arguments)`` for each ``(function, arguments)`` job, in parallel; None where the time
         budget ran out first (then the jobs go in batches of ``n_jobs`` and the budget is checked between them).
 
         With ``costs`` (one expected cost per job) the jobs are sent costliest first: the workers take them
-        in order, so a long job sent last would run alone at the end. The results keep the order of ``jobs``.
+        in order, so a long job sent last would run alone at the end. Under a time budget, ``priority`` (the
+        jobs' indices, the most wanted first) orders them instead: those the budget leaves out are the least
+        wanted. The results keep the order of ``jobs``.
         """
         order = list(range(len(jobs))) if costs is None else sorted(range(len(jobs)), key=lambda i: -costs[i])
+        if priority is not None and self._deadline is not None:
+            order = list(priority)
         jobs = [self._bounded(job) for job in jobs]
         results = [None] * len(jobs)
         for batch in deadline_batches(len(jobs), self.settings.n_jobs, self._deadline is not None):
@@ -748,7 +752,12 @@ class SearchPipeline:
             fitter = model_fitter.baseline_fitter()
             jobs += [(fitter, (structure, X, y, candidate_seed(seed, structure))) for structure in baselines]
             costs += [fit_cost(structure) for structure in baselines]
-        fitted = self._fit_in_parallel(jobs, costs)
+        # under a time budget the fits that matter most go first: the best finalist, then the baselines in their
+        # order (one ARD kernel first), then the other finalists; the costliest first would have left one ARD
+        # kernel out for the additive model on tables of a few columns
+        n_polished = len(jobs) - len(baselines)
+        priority = list(range(min(n_polished, 1))) + list(range(n_polished, len(jobs))) + list(range(1, n_polished))
+        fitted = self._fit_in_parallel(jobs, costs, priority)
         skipped = sum(record is None for record in fitted)
         polished = {id(r): r for r in chosen}
         if not model_fitter.explore_fits_are_final:
@@ -907,7 +916,9 @@ class SearchPipeline:
             exploration.result.stop_reason += ("; selected by the criterion: its best finalist changes within "
                                                "the latest rows, which a forecast from the earlier ones cannot judge")
             selection, late_change = "criterion", True
-        if selection in ("loo", "stacking") and not cross_validated and self._models_outlast_budget(
+        if selection in ("loo", "stacking") and self._deadline is not None and len(records) == 1:
+            selection = "criterion"  # nothing to choose from, under a time budget: no leave-one-out densities
+        elif selection in ("loo", "stacking") and not cross_validated and self._models_outlast_budget(
                 model_fitter, finalists, len(records) - 1):
             exploration.result.stop_reason += ("; time budget: selected by the criterion (the finalists' "
                                                "leave-one-out densities were predicted to take longer than the time "

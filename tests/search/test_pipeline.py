@@ -614,6 +614,31 @@ def test_a_time_budget_keeps_back_what_the_finalists_need(monkeypatch):
     assert [r.time_left for r in progress if isinstance(r, LevelReport)][0] == pytest.approx(10.0 - 3.0)
 
 
+def test_a_lone_finalist_under_a_time_budget_is_not_judged(monkeypatch):
+    clock, model_fitter = _one_second_fits(monkeypatch)
+    judged = []
+    model = model_fitter.model
+    model_fitter.model = lambda record, rows=None: judged.append(record) or model(record, rows)
+    for time_budget, n_judged in ((None, 1), (100.0, 0)):
+        judged.clear()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            outcome = _pipeline(max_depth=2, max_candidates=1, selection="loo", time_budget=time_budget).run(
+                model_fitter, GRAMMAR, BIC(), seed=0)
+        # its leave-one-out densities (a model of all rows, and its inverse) would judge nothing under a budget
+        assert len(outcome.finalists) == 1 and len(judged) == n_judged
+
+
+def test_a_time_budget_leaves_out_the_least_wanted_finalist_fits(monkeypatch):
+    # room for one baseline after the search: one ARD kernel (the first baseline), not the costlier additive
+    # model that the costliest-first order of the parallel fits had sent first
+    clock, model_fitter = _one_second_fits(monkeypatch)
+    with pytest.warns(ConvergenceWarning, match="time budget"):
+        outcome = _pipeline(max_depth=5, time_budget=3.0).run(model_fitter, GRAMMAR, BIC(), seed=0)
+    assert [text for name, text, _, _ in model_fitter.calls if name == "baseline"] == ["SE(0) * SE(1) * SE(2)"]
+    assert "1 finalist fits left out" in outcome.search.stop_reason
+
+
 def test_a_depth_the_time_budget_left_unfitted_is_no_depth_of_the_search(monkeypatch):
     # every fit takes one second; with 12.5 s depth 1 ends with too little left for a batch of depth 2
     _, model_fitter = _one_second_fits(monkeypatch)
