@@ -95,7 +95,7 @@ def test_discover_bounds_the_fit_with_a_time_budget(regression_csv, capsys):
     assert code == 0, err
     assert "Chosen structure: " in out and "time budget" in out
     # the budget's warning as a sentence, not Python's file and line
-    assert "Warning: The search reached its time budget" in err and ".py:" not in err
+    assert "Warning: The time budget (--time-budget) was spent before the search began" in err and ".py:" not in err
     line = one_line_error(*run(capsys, "discover", regression_csv, "--target", "y", "--time-budget", "0")[::2])
     assert "--time-budget must be a positive number of seconds, got 0" in line
 

@@ -175,6 +175,8 @@ HALVING_FACTOR = 5
 #: (and the select stage its models) in the time left (a refit stops at the deadline, but not inside an
 #: evaluation: a Laplace evaluation on 5000 rows took 36 s, and four refits of a 30-s budget's search 168 s).
 MIN_POLISH_EVALUATIONS = 2
+#: A search given less than this many seconds of the estimator's time_budget had it spent before it began.
+SPENT_BEFORE_THE_SEARCH = 1e-3
 LAPLACE_POSTERIOR_ROWS = 5000
 #: When the select stage judges held-out prediction, the search's best this many distinct structures (and
 #: the best of every depth) are finalists besides the baselines.
@@ -483,8 +485,17 @@ class SearchPipeline:
         if explore_stopped:
             depth = max((level["depth"] for level in result.levels), default=0)
             # the estimator's time_budget less what fit spent before this search (or this class's share of it)
-            warnings.warn(f"The search reached its time budget at depth {depth} (it had {budget:.3g} s of "
-                          "time_budget when it started): the model is the best structure found by then; raise "
+            left = self._deadline - time.perf_counter()
+            if budget < SPENT_BEFORE_THE_SEARCH:
+                # (the estimator gives a search at least a token budget: its first fits always go)
+                when = ("The time budget (time_budget) was spent before the search began (on preparing the data, "
+                        "e.g. the input warping's decision or the inducing inputs)")
+            elif left > 0.05 * budget:
+                when = (f"The search stopped at depth {depth} with {left:.3g} s of its {budget:.3g}-s time budget "
+                        "left, kept for fitting the finalists (a further depth was predicted not to fit in it)")
+            else:
+                when = f"The search reached its time budget at depth {depth} (it had {budget:.3g} s when it started)"
+            warnings.warn(f"{when}: the model is the best structure found by then; raise "
                           "time_budget to search further.", ConvergenceWarning, stacklevel=user_stacklevel())
         if result.stop_reason == "candidate budget reached":
             depth = max((level["depth"] for level in result.levels), default=0)
