@@ -44,10 +44,12 @@ def _as_input(estimator, X):
     return pd.DataFrame(X, columns=names)
 
 
-def _grid_along(X_train, columns, n_grid, extend=0.05):
-    """Inputs varying along ``columns`` over the training range, others at their medians."""
+def _grid_along(X_train, columns, n_grid, extend=0.05, unpadded=()):
+    """Inputs varying along ``columns`` over the training range, others at their medians; the range is
+    extended by ``extend`` of it on both sides except on the ``unpadded`` columns."""
     low, high = X_train.min(axis=0), X_train.max(axis=0)
     pad = extend * (high - low)
+    pad[list(unpadded)] = 0.0
     base = np.median(X_train, axis=0)
     axes = [np.linspace(low[c] - pad[c], high[c] + pad[c], n_grid) for c in columns]
     mesh = np.meshgrid(*axes, indexing="ij")
@@ -99,9 +101,14 @@ def plot_components(
     training = decompose(estimator, target_class=target_class)
     on_grid = {}  # components on the same columns share one grid and one decomposition
 
+    # a column warped by a power transform is drawn over its data only: 5 % beyond them in its units can be
+    # many lengthscales in the GP's (or outside the column's domain, below 0 for a positive one)
+    transformer = getattr(estimator, "input_transformer_", None)
+    warped = [] if transformer is None else np.flatnonzero(transformer.lambdas_ != 1.0)
+
     def at_grid(columns, size):
         if columns not in on_grid:
-            grid, axes = _grid_along(X_train, columns, size)
+            grid, axes = _grid_along(X_train, columns, size, unpadded=warped)
             on_grid[columns] = axes, decompose(estimator, _as_input(estimator, grid), target_class=target_class)
         return on_grid[columns]
 
@@ -144,6 +151,15 @@ def plot_components(
             ax.scatter(X_train[:, columns[0]], X_train[:, columns[1]], s=5, c="k", alpha=0.4)
             label_input_axis(ax, "x", axis_label(estimator, names, columns[0]))
             label_input_axis(ax, "y", axis_label(estimator, names, columns[1]))
+        elif not columns:
+            # a constant (the classifier's base rate, or a C term): the same value at every input
+            fig = _figure()
+            ax = fig.add_subplot()
+            ax.axhline(float(np.mean(component.mean)), lw=2, label="posterior mean (the same at every input)")
+            ax.set_xticks([])
+            ax.set_xlabel("no input: a constant")
+            ax.set_ylabel(unit)
+            ax.legend(loc="best", fontsize="small")
         else:
             fig = _figure(3.2 * len(columns), 3.4)
             axes = fig.subplots(1, len(columns), sharey=True)

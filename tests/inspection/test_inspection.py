@@ -548,6 +548,33 @@ def test_markdown_report_writes_png_files(interaction_classifier, tmp_path):
         write_report(model, frame, y, tmp_path / "report.pdf")
 
 
+def test_a_constant_component_is_drawn_and_reported(tmp_path):
+    pytest.importorskip("matplotlib")
+    # labels without signal: the classifier keeps its base rate, a component of no column (plot_components had
+    # called fig.subplots(1, 0), and every report of such a model failed)
+    frame = pd.DataFrame({"p": [0.0, 1.0], "q": [1.0, 0.0]})
+    model = CompositionalGPClassifier(max_depth=2, random_state=0).fit(frame, ["a", "b"])
+    assert str(model.structure_) == "C"
+    (figure,) = plot_components(model)
+    line = figure.axes[0].lines[0]
+    assert np.allclose(line.get_ydata(), decompose(model).components[0].mean[0])
+    assert write_report(model, frame, ["a", "b"], tmp_path / "report.md", compare=False).is_file()
+
+
+def test_a_warped_columns_component_is_drawn_over_its_data(tmp_path):
+    pytest.importorskip("matplotlib")
+    rng = np.random.default_rng(0)
+    conc = np.exp(rng.normal(size=120))  # skewed and positive: the power transform warps it
+    y = np.log(conc) + 0.1 * rng.normal(size=120)
+    model = CompositionalGPRegressor(base_kernels=("SE",), max_depth=1, warp_inputs=True, random_state=0).fit(
+        pd.DataFrame({"conc": conc}), y)
+    assert model.input_transformer_.lambdas_[0] != 1.0
+    figure = plot_components(model)[0]
+    grid = figure.axes[0].lines[0].get_xdata()
+    # 5 % of the range below the data had reached conc < 0, a value the column cannot take, far out in warped units
+    assert grid.min() == pytest.approx(conc.min()) and grid.max() == pytest.approx(conc.max())
+
+
 def test_reports_keep_names_with_markup_and_pipes_whole(tmp_path):
     pytest.importorskip("matplotlib")
     from html.parser import HTMLParser
