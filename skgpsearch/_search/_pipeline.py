@@ -966,7 +966,8 @@ class SearchPipeline:
                     densities = self._loo_densities(model_fitter, records, finalists.rows)
             scored = [r for r in records if id(r) in densities]
             if selection != "forecast" and model_fitter.baseline_margin_se is not None:
-                scored, held_back = _clear_of_the_baselines(scored, densities, model_fitter.baseline_margin_se)
+                scored, held_back = _clear_of_the_baselines(scored, densities, model_fitter.baseline_margin_se,
+                                                            simplest=model_fitter.extra_initial)
             if not scored:  # no finalist has a usable held-out density: fall back on the criterion
                 kind = "forecast" if selection == "forecast" else "cross-validated" if cross_validated else "leave-one-out"
                 exploration.result.stop_reason += f"; no finalist had a {kind} density, selected by criterion"
@@ -1173,12 +1174,14 @@ def _search_best_only(result: SearchResult, rows: np.ndarray | None) -> Finalist
     return Finalists([result.best], comparable, rows)
 
 
-def _clear_of_the_baselines(scored, densities, margin_se):
+def _clear_of_the_baselines(scored, densities, margin_se, simplest=()):
     """(``scored`` without the search's structures that do not clearly beat the best baseline, those left out).
 
     Clearly: the sum of the pointwise leave-one-out log density gains over
     the best baseline exceeds ``margin_se`` standard errors of that sum.
-    Without a baseline among ``scored`` every record stays.
+    Without a baseline among ``scored`` every record stays, and so do the
+    ``simplest`` structures (a classifier's constant model, simpler than any
+    baseline: the rule guards against composite structures that fit noise).
     """
     baselines = [r for r in scored if r.baseline]
     if not baselines:
@@ -1188,7 +1191,7 @@ def _clear_of_the_baselines(scored, densities, margin_se):
     for record in scored:
         gain = densities[id(record)] - best
         clear = gain.sum() > margin_se * math.sqrt(gain.size) * (gain.std(ddof=1) if gain.size > 1 else 0.0)
-        (kept if record.baseline or clear else held_back).append(record)
+        (kept if record.baseline or clear or record.structure in simplest else held_back).append(record)
     return kept, held_back
 
 

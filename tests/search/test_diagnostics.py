@@ -68,6 +68,12 @@ def test_a_classifiers_amplitude_at_its_upper_bound_is_no_finding():
     theta[0] = kernel.bounds[0, 0]
     kernel.theta = theta
     assert diagnose(kernel, X, binary_labels=True)[0].startswith("SE(0) has its variance at its lower bound")
+    # the constant model of labels without signal: its variance at the lower bound is its answer, not a caution
+    # ("a structure without the term predicts the same": there is none)
+    constant = _fresh_kernel("C", X)
+    constant.theta = constant.bounds[:, 0]
+    assert diagnose(constant, X)[0].startswith("C has its variance at its lower bound")
+    assert diagnose(constant, X, binary_labels=True) == ()
     rng = np.random.default_rng(0)
     X = rng.uniform(-2, 2, size=(80, 3))
     y = (np.sin(2 * X[:, 0]) + 0.5 * X[:, 1] ** 2 - 0.7 > 0).astype(int)

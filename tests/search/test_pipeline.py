@@ -390,6 +390,23 @@ def test_structures_not_clearly_better_than_the_best_baseline_are_held_back(monk
     assert str(outcome.best.structure) == "SE(0) * SE(1) * SE(2)" and len(outcome.held_back) == 3
 
 
+def test_the_constant_model_is_never_held_back():
+    # a classifier's constant model (its extra_initial structure) is simpler than any baseline: on labels without
+    # signal it had been held back as "not clearly better than the best baseline", and a baseline was selected
+    model_fitter = _TableModelFitter(40, lambda text, rows: {"SE(0)": 2.0}.get(text, -50.0),
+                                     baselines=["SE(0) * SE(1) * SE(2)"])
+    model_fitter.extra_initial = (parse("SE(1)"),)  # (a stand-in for C: the table grammar has no constant)
+    rng = np.random.default_rng(1)
+    base = rng.normal(-1.0, 0.3, size=40)
+    noise = rng.normal(size=40)
+    noise = 0.3 * (noise - noise.mean()) / noise.std()
+    # gains of 0.01 a row, sd 0.3: better on average, far from clearly (0.4 in all against a standard error of 1.9)
+    model_fitter.densities = {"SE(0) * SE(1) * SE(2)": base, "SE(1)": base + 0.01 + noise, "SE(0)": base - 0.01}
+    outcome = _pipeline(max_depth=1, selection="loo").run(model_fitter, GRAMMAR, BIC(), seed=0)
+    assert str(outcome.best.structure) == "SE(1)"
+    assert [str(r.structure) for r in outcome.held_back] == ["SE(0)", "SE(2)"]  # SE(2): -5 a row
+
+
 def test_a_baseline_the_search_reached_itself_is_still_a_baseline():
     # SE(0) is a baseline here and the search's best at depth 1: fitted once, marked a baseline, never held back
     # although it does not beat the best baseline
