@@ -477,6 +477,7 @@ class SearchPipeline:
         budget = self.settings.time_budget
         self._deadline = None if budget is None else time.perf_counter() + budget
         self._seed = seed
+        self._model_fitter = model_fitter
         self._full_effort_cost = self._full_effort_cost_of(model_fitter)
         self._finalists_reserve = self._reserve(model_fitter, grammar)
         exploration = self.explore(model_fitter, grammar, criterion, seed)
@@ -651,7 +652,8 @@ class SearchPipeline:
         refits = self._fit_in_parallel(
             [(shard, (r.structure, X, y, candidate_seed(seed, r.structure), r.warm_state))
              for r in refitted for shard in shards],
-            [fit_cost(r.structure, polish=fitter.effort == "polish") for r in refitted for _ in shards])
+            [fit_cost(r.structure, polish=fitter.effort == "polish") for r in refitted for _ in shards],
+            n_rows=X.shape[0])
         refits = merge_start_shards(refits, len(shards))
         refined = {}
         for record, refit in zip(refitted, refits):
@@ -664,22 +666,26 @@ class SearchPipeline:
                 result.best_index = position
         return [refined.get(id(r), r) for r in records]
 
-    def _fit_in_parallel(self, jobs, costs=None, priority=None):
+    def _fit_in_parallel(self, jobs, costs=None, priority=None, n_rows=None):
         """``function(*arguments)`` for each ``(function, arguments)`` job, in parallel; None where the time
         budget ran out first (then the jobs go in batches of ``n_jobs`` and the budget is checked between them).
 
         With ``costs`` (one expected cost per job) the jobs are sent costliest first: the workers take them
         in order, so a long job sent last would run alone at the end. Under a time budget, ``priority`` (the
         jobs' indices, the most wanted first) orders them instead: those the budget leaves out are the least
-        wanted. The results keep the order of ``jobs``.
+        wanted; and for fits on ``n_rows`` rows a batch goes only while the time left holds the
+        MIN_POLISH_EVALUATIONS evaluations the model fitter predicts there (a fit stops at the deadline, but
+        not inside an evaluation, which on a classifier's 1500 rows takes a second or more). The results keep
+        the order of ``jobs``.
         """
         order = list(range(len(jobs))) if costs is None else sorted(range(len(jobs)), key=lambda i: -costs[i])
         if priority is not None and self._deadline is not None:
             order = list(priority)
         jobs = [self._bounded(job) for job in jobs]
         results = [None] * len(jobs)
+        least = 0.0 if n_rows is None or self._deadline is None else self._least_fit_seconds(n_rows)
         for batch in deadline_batches(len(jobs), self.settings.n_jobs, self._deadline is not None):
-            if self._out_of_time():
+            if self._out_of_time() or (least and least > self._deadline - time.perf_counter()):
                 break
             sent = order[batch]
             for i, result in zip(sent, Parallel(n_jobs=self.settings.n_jobs, prefer=self.settings.prefer)(
@@ -710,6 +716,12 @@ class SearchPipeline:
         n_rows = model_fitter.X.shape[0] if finalists.rows is None else finalists.rows.size
         costs = model_fitter.seconds_on_rows(n_rows)
         return costs is not None and n_models * costs[1] > self._deadline - time.perf_counter()
+
+    def _least_fit_seconds(self, n_rows):
+        """What a fit on ``n_rows`` rows takes at least, as the model fitter predicts it (0: not predicted)."""
+        model_fitter = getattr(self, "_model_fitter", None)
+        costs = None if model_fitter is None else model_fitter.seconds_on_rows(n_rows)
+        return 0.0 if costs is None else MIN_POLISH_EVALUATIONS * costs[0]
 
     def _rung_seconds(self, model_fitter, n_rows, n_refits):
         """The predicted seconds of a finalists' rung on ``n_rows`` rows: ``n_refits`` polishes of at least
@@ -768,7 +780,7 @@ class SearchPipeline:
         # kernel out for the additive model on tables of a few columns
         n_polished = len(jobs) - len(baselines)
         priority = list(range(min(n_polished, 1))) + list(range(n_polished, len(jobs))) + list(range(1, n_polished))
-        fitted = self._fit_in_parallel(jobs, costs, priority)
+        fitted = self._fit_in_parallel(jobs, costs, priority, n_rows=X.shape[0])
         skipped = sum(record is None for record in fitted)
         polished = {id(r): r for r in chosen}
         if not model_fitter.explore_fits_are_final:

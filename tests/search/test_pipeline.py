@@ -633,6 +633,20 @@ def test_a_time_budget_keeps_back_what_the_finalists_need(monkeypatch):
     assert [r.time_left for r in progress if isinstance(r, LevelReport)][0] == pytest.approx(10.0 - 3.0)
 
 
+def test_a_time_budget_sends_no_finalist_fit_that_cannot_make_its_evaluations(monkeypatch):
+    # after 3 s of search, 5 s of 8 are left: two 1-s baselines fit in them, unless an evaluation on these rows is
+    # predicted to take 3 s (a fit stops at the deadline, but not inside an evaluation: a classifier's finalists
+    # on 1500 rows had run 6 s past a 5-s budget)
+    for rung_costs, fitted in ((None, 2), ((1.0, 0.0), 2), ((3.0, 0.0), 0)):
+        clock, model_fitter = _one_second_fits(monkeypatch)
+        model_fitter.rung_costs = rung_costs
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            outcome = _pipeline(max_depth=5, time_budget=8.0).run(model_fitter, GRAMMAR, BIC(), seed=0)
+        assert [name for name, *_ in model_fitter.calls].count("baseline") == fitted
+        assert ("2 finalist fits left out" in outcome.search.stop_reason) == (fitted == 0)
+
+
 def test_a_lone_finalist_under_a_time_budget_is_not_judged(monkeypatch):
     clock, model_fitter = _one_second_fits(monkeypatch)
     judged = []
