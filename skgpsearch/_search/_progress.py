@@ -95,7 +95,9 @@ def print_progress(file: TextIO | None = None) -> ProgressCallback:
         this_depth = "" if event.level_seconds is None else f"{event.level_seconds:.1f} s for this depth, "
         print(
             f"[skgpsearch] depth {event.depth}: best {best_text}  {event.criterion_name}={score:.3f}  "
-            f"({candidates}, {event.n_failed} failed{screened_text}{cost}; {this_depth}{event.elapsed:.1f} s since the start{left})",
+            # (the search's own clock: a classifier's one-vs-rest searches each start from 0)
+            f"({candidates}, {event.n_failed} failed{screened_text}{cost}; {this_depth}{event.elapsed:.1f} s since the "
+            f"search began{left})",
             file=file,
             flush=True,
         )
