@@ -225,7 +225,7 @@ class RegressionCandidateFitter(CandidateFitter):
         noise_init = self._noise_init(warm_state)
         pool = start_pool(expr, self.summary, hints)
         thetas = self._pool_thetas(pool, noise_init)
-        values, profiled_values, profiled_thetas = profile_starts(screen or objective, thetas)
+        values, profiled_values, profiled_thetas = profile_starts(screen or objective, thetas, self.deadline)
         if self.effort == "explore" and EXPLORE_STARTS == "few":
             return explore_starts(pool, thetas, values, profiled_thetas, profiled_values)
         starts = select_raw_and_profiled(pool, thetas, values, profiled_thetas, profiled_values)

@@ -195,7 +195,7 @@ class LaplaceCandidateFitter(CandidateFitter):
         extra = self._extra(warm_state)
         # each start scored by one Laplace evaluation
         pool, thetas = self._start_thetas(expr, hints, extra)
-        values = evaluate_starts(screen or objective, thetas)
+        values = evaluate_starts(screen or objective, thetas, self.deadline)
         if self.effort == "explore":
             return [thetas[i] for i in select_starts(pool, values, n_warm=1, n_cold=1)]
         starts = [thetas[i] for i in select_starts(pool, values)]

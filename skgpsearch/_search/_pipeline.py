@@ -775,11 +775,12 @@ class SearchPipeline:
             fitter = model_fitter.baseline_fitter()
             jobs += [(fitter, (structure, X, y, candidate_seed(seed, structure))) for structure in baselines]
             costs += [fit_cost(structure) for structure in baselines]
-        # under a time budget the fits that matter most go first: the best finalist, then the baselines in their
-        # order (one ARD kernel first), then the other finalists; the costliest first would have left one ARD
-        # kernel out for the additive model on tables of a few columns
+        # under a time budget the fits that matter most go first: the baselines in their order (one ARD kernel
+        # first), then the finalists' polish, the best first. The costliest first had left one ARD kernel out for
+        # the additive model on tables of a few columns; the best finalist first, a robust classifier on 1500 x 4
+        # with 15 s kept SE(0), polished (63.5 % right), where one ARD kernel first gave 86 % in 19 s
         n_polished = len(jobs) - len(baselines)
-        priority = list(range(min(n_polished, 1))) + list(range(n_polished, len(jobs))) + list(range(1, n_polished))
+        priority = list(range(n_polished, len(jobs))) + list(range(n_polished))
         fitted = self._fit_in_parallel(jobs, costs, priority, n_rows=X.shape[0])
         skipped = sum(record is None for record in fitted)
         polished = {id(r): r for r in chosen}

@@ -41,6 +41,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .._engine._linalg import NumericalError
+from .._engine._optimizer import deadline_passed
 from ..grammar._expr import Base, Change, Product, _scale
 from ..kernels import change_defaults, default_hyperparameters
 
@@ -448,11 +449,12 @@ def select_starts(pool, values, n_warm=2, n_cold=2):
     return chosen
 
 
-def profile_starts(objective, thetas):
+def profile_starts(objective, thetas, deadline=None):
     """Each start as it is and rescaled to its best overall amplitude, with the objective at both.
 
     See :meth:`RegressionObjective.profile_amplitude`: one Cholesky per start,
-    as :func:`evaluate_starts`. The rescaled start is compared by the shape of
+    as :func:`evaluate_starts` (and, as there, past a wall-clock ``deadline``
+    the starts after the first are not evaluated: ``-inf``). The rescaled start is compared by the shape of
     its covariance rather than by how well its amplitudes happen to match the
     data, and the optimiser starts it without a large initial scale gradient
     (whose first steps can throw a start out of its basin).
@@ -467,6 +469,11 @@ def profile_starts(objective, thetas):
     values, profiled_values, profiled_thetas = [], [], []
     for theta in thetas:
         theta = np.clip(theta, objective.bounds[:, 0], objective.bounds[:, 1])
+        if values and deadline_passed(deadline):
+            values.append(-math.inf)
+            profiled_values.append(-math.inf)
+            profiled_thetas.append(theta)
+            continue
         try:
             scaled, scaled_value, value = objective.profile_amplitude(theta)
         except NumericalError:
@@ -520,10 +527,16 @@ def explore_starts(pool, thetas, values, profiled_thetas, profiled_values):
     return starts
 
 
-def evaluate_starts(objective, thetas):
-    """The objective at each start (one Cholesky each); ``-inf`` where it is not positive definite."""
+def evaluate_starts(objective, thetas, deadline=None):
+    """The objective at each start (one Cholesky each); ``-inf`` where it is not positive definite, and for the
+    starts after the first once a wall-clock ``deadline`` (:func:`~skgpsearch._engine._optimizer.deadline_passed`)
+    has passed: on a classifier's 1500 rows each costs a second or more, and a pool of them had run a
+    time-budgeted fit 9 s past its deadline."""
     values = []
     for theta in thetas:
+        if values and deadline_passed(deadline):
+            values.append(-math.inf)
+            continue
         theta = np.clip(theta, objective.bounds[:, 0], objective.bounds[:, 1])
         try:
             value = float(objective(theta))

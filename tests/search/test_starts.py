@@ -19,6 +19,7 @@ from skgpsearch._search._starts import (
     TAKE_OVER_SHARES,
     WIDENED_PRODUCT_FACTORS,
     StartHints,
+    evaluate_starts,
     leaf_options,
     lengthscale_scales,
     profile_starts,
@@ -369,6 +370,13 @@ def test_profiled_starts_and_the_union_of_both_rankings():
     raw, prof, points = profile_starts(objective, [good])
     assert raw[0] == pytest.approx(objective(good))
     assert prof[0] == pytest.approx(objective(points[0])) and prof[0] >= raw[0]
+    # past a deadline only the first start is evaluated (each costs a Cholesky of all rows; a pool of them had run
+    # a time-budgeted fit seconds past its deadline)
+    other = good + 0.5
+    raw, prof, points = profile_starts(objective, [good, other], deadline=0.0)
+    assert raw[0] == pytest.approx(objective(good)) and raw[1] == prof[1] == -math.inf
+    assert evaluate_starts(objective, [good, other], deadline=0.0) == [pytest.approx(objective(good)), -math.inf]
+    assert evaluate_starts(objective, [good, other])[1] == pytest.approx(objective(other))
 
 
 # -- fits that the start rules fix -------------------------------------------------------------
