@@ -207,7 +207,8 @@ def rule_weights(model_fitter, outcome):
         # the default: stacking of the baselines and the structures that clearly beat the best baseline
         margin = model_fitter.baseline_margin_se
         kept = scored if margin is None else _clear_of_the_baselines(
-            scored, {id(r): densities[:, i] for i, r in enumerate(scored)}, margin)[0]
+            scored, {id(r): densities[:, i] for i, r in enumerate(scored)}, margin,
+            simplest=model_fitter.extra_initial)[0]
         kept_densities = np.column_stack([densities[:, scored.index(r)] for r in kept])
         if margin is not None:
             # the classifier's rule with the regressor's discount on top (measured 2026-11-28)
