@@ -221,8 +221,7 @@ class GPPosterior:
         the training residuals, they do not vanish when the model interpolates
         the data (noise variance at its lower bound).
         """
-        inverse_diagonal = np.diag(cholesky_inverse(self.L)).copy()
-        return self.alpha / inverse_diagonal
+        return self.alpha / self._inverse_diagonal()
 
     def loo_log_density(self):
         """log p(y_i | y_−i) of every training point at these hyperparameters (R&W §5.4.2, eq. 5.10).
@@ -230,9 +229,16 @@ class GPPosterior:
         The leave-one-out predictive is N(y_i − α_i / [K⁻¹]_ii, 1 / [K⁻¹]_ii), so all n
         densities cost the inverse of one Cholesky factor.
         """
-        inverse_diagonal = np.diag(cholesky_inverse(self.L)).copy()
+        inverse_diagonal = self._inverse_diagonal()
         residual = self.alpha / inverse_diagonal
         return 0.5 * np.log(inverse_diagonal) - 0.5 * residual**2 * inverse_diagonal - 0.5 * _LOG_2PI
+
+    def _inverse_diagonal(self):
+        """diag((K + σ² I)⁻¹), computed once: the select stage's leave-one-out densities and the outlier check's
+        residuals both need it (on 2000 rows 1.8 s each)."""
+        if getattr(self, "_inverse_diagonal_cache", None) is None:
+            self._inverse_diagonal_cache = np.diag(cholesky_inverse(self.L)).copy()
+        return self._inverse_diagonal_cache
 
     def predict(self, X, return_std=False, return_cov=False):
         """Posterior mean of the latent function at ``X``, and its std or covariance."""

@@ -528,6 +528,24 @@ def test_loo_residuals_equal_refits_without_each_point():
         assert residuals[i] == pytest.approx(y[i] - mean[0], rel=1e-6, abs=1e-9)
 
 
+def test_loo_densities_and_residuals_share_one_inverse(monkeypatch):
+    # the select stage's densities and the outlier check's residuals each inverted the factor (1.8 s on 2000 rows)
+    import skgpsearch._engine._exact as exact_module
+
+    rng = np.random.default_rng(7)
+    X = rng.uniform(-2, 2, size=(40, 1))
+    y = np.sin(2 * X[:, 0]) + 0.1 * rng.normal(size=40)
+    kernel = to_kernel(parse("SE(0)"), summary=DataSummary.from_data(X, y))
+    expected = GPPosterior(kernel, 0.02, X, y)
+    expected = (expected.loo_log_density(), GPPosterior(kernel, 0.02, X, y).loo_residuals())
+    calls = []
+    monkeypatch.setattr(exact_module, "cholesky_inverse", lambda L, **kw: calls.append(1) or cholesky_inverse(L, **kw))
+    posterior = GPPosterior(kernel, 0.02, X, y)
+    np.testing.assert_array_equal(posterior.loo_log_density(), expected[0])
+    np.testing.assert_array_equal(posterior.loo_residuals(), expected[1])
+    assert len(calls) == 1
+
+
 def test_loo_log_densities_equal_refits_without_each_point():
     # the closed form of R&W §5.4.2 against n posteriors on n - 1 points: predictive N(mean, var + noise)
     rng = np.random.default_rng(6)
