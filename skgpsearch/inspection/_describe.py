@@ -489,11 +489,19 @@ def _shares_line(parts, of_what):
 
 
 def _change_lines(structure, names, estimator, dates=None):
-    """One sentence per changepoint or change window of the structure, outermost first, its positions in the
-    user's units (through the inverse of the estimator's input warping, if any)."""
+    """One sentence per outermost changepoint or change window of the structure, its positions in the user's
+    units (through the inverse of the estimator's input warping, if any). A change inside a side of another is
+    told within that one's sentence (it had a sentence of its own too: the inner change of CP(CP(C, C), C) twice)."""
     spreads = user_ranges(estimator)
     return [f"- The structure changes: {_change_phrase(_in_user_units(node, estimator), names, spreads, dates)}."
-            for node in structure.changes]
+            for node in _outermost_changes(structure)]
+
+
+def _outermost_changes(expr):
+    """The change nodes of ``expr`` that no other change node contains, depth-first."""
+    if expr.changes and expr.changes[0] is expr:
+        return [expr]
+    return [node for operand in expr.operands for node in _outermost_changes(operand)]
 
 
 def _in_user_units(node, estimator):

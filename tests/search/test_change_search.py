@@ -1,5 +1,7 @@
 """Changepoints in the search: expansion operators, location starts, recovery, description."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -144,3 +146,17 @@ def test_switched_sides_add_up_to_the_change_kernel(change):
         np.testing.assert_allclose(first(X, Y), np.outer(s(X), s(Y)) * first.kernel(X, Y), rtol=1e-12)
         K, gradient = first(X, eval_gradient=True)
         assert gradient.shape == (9, 9, 0) and first.n_dims == 0
+
+
+def test_a_change_inside_another_is_told_once():
+    # two steps, at 3 and 7: the inner change had a sentence of its own besides the outer one's, which tells both
+    from skgpsearch.grammar import FixedStructureGrammar
+
+    x = np.linspace(0, 10, 100)
+    y = np.where(x < 3, 0.0, np.where(x < 7, 3.0, 1.0)) + 0.1 * np.random.default_rng(5).standard_normal(100)
+    model = CompositionalGPRegressor(grammar=FixedStructureGrammar("CP(0, CP(0, C, C), C)"), random_state=0).fit(
+        x[:, None], y)
+    lines = [line for line in describe(model).splitlines() if line.startswith("- The structure changes")]
+    assert len(lines) == 1
+    located = sorted(float(v) for v in re.findall(r"until ≈ ([0-9.]+)", lines[0]))
+    assert located == [pytest.approx(3.0, abs=0.15), pytest.approx(7.0, abs=0.15)]
