@@ -674,8 +674,7 @@ def _fit(model, X, y, quiet, lines=None):
 def _cli_terms(text):
     """A message of the library in the command line's terms: its options, not the estimators' parameters."""
     text = text.replace("likelihood='student_t'", "--robust")
-    text = text.replace(", or a callable (estimator, X, y) -> float", "")
-    text = text.replace(" or a callable (estimator, X, y) -> float", "")
+    text = re.sub(r",? or a callable \(estimator, X, y\) -> float", "", text)
     return re.sub(r"\b(time_budget|base_kernels)\b", lambda match: "--" + match.group(1).replace("_", "-"), text)
 
 

@@ -683,9 +683,10 @@ class SearchPipeline:
             order = list(priority)
         jobs = [self._bounded(job) for job in jobs]
         results = [None] * len(jobs)
-        least = 0.0 if n_rows is None or self._deadline is None else self._least_fit_seconds(n_rows)
+        least = (0.0 if n_rows is None or self._deadline is None else
+                 self._predicted_seconds(n_rows, evaluations=MIN_POLISH_EVALUATIONS))
         for batch in deadline_batches(len(jobs), self.settings.n_jobs, self._deadline is not None):
-            if self._out_of_time() or (least and least > self._deadline - time.perf_counter()):
+            if self._out_of_time() or self._outlasts_budget(least):
                 break
             sent = order[batch]
             for i, result in zip(sent, Parallel(n_jobs=self.settings.n_jobs, prefer=self.settings.prefer)(
@@ -708,30 +709,16 @@ class SearchPipeline:
     def _out_of_time(self):
         return self._deadline is not None and time.perf_counter() > self._deadline
 
-    def _models_outlast_budget(self, model_fitter, finalists, n_models):
-        """Whether ``n_models`` more models on the finalists' rows are predicted to end after the deadline (never
-        without a time budget, or where the model fitter does not predict their cost)."""
-        if self._deadline is None or n_models < 1:
-            return False
-        n_rows = model_fitter.X.shape[0] if finalists.rows is None else finalists.rows.size
-        costs = model_fitter.seconds_on_rows(n_rows)
-        return costs is not None and n_models * costs[1] > self._deadline - time.perf_counter()
+    def _predicted_seconds(self, n_rows, evaluations=0, models=0):
+        """The seconds the model fitter predicts for ``evaluations`` objective evaluations and ``models`` models
+        with their leave-one-out densities on ``n_rows`` rows (see ``ModelFitter.seconds_on_rows``); 0 where it
+        predicts none."""
+        costs = self._model_fitter.seconds_on_rows(n_rows)
+        return 0.0 if costs is None else evaluations * costs[0] + models * costs[1]
 
-    def _least_fit_seconds(self, n_rows):
-        """What a fit on ``n_rows`` rows takes at least, as the model fitter predicts it (0: not predicted)."""
-        model_fitter = getattr(self, "_model_fitter", None)
-        costs = None if model_fitter is None else model_fitter.seconds_on_rows(n_rows)
-        return 0.0 if costs is None else MIN_POLISH_EVALUATIONS * costs[0]
-
-    def _rung_seconds(self, model_fitter, n_rows, n_refits):
-        """The predicted seconds of a finalists' rung on ``n_rows`` rows: ``n_refits`` polishes of at least
-        MIN_POLISH_EVALUATIONS evaluations each, ``n_jobs`` at a time, then the select stage's models of them
-        on those rows (0 where the model fitter does not predict its costs)."""
-        costs = model_fitter.seconds_on_rows(n_rows)
-        if costs is None:
-            return 0.0
-        evaluation, model = costs
-        return self._rounds(n_refits) * MIN_POLISH_EVALUATIONS * evaluation + n_refits * model
+    def _outlasts_budget(self, seconds):
+        """Whether work predicted to take ``seconds`` would end after the deadline (never without a budget)."""
+        return self._deadline is not None and seconds > self._deadline - time.perf_counter()
 
     # -- finalists -----------------------------------------------------------------------------
     def finalists(self, model_fitter: ModelFitter, exploration: Exploration, grammar: Grammar,
@@ -886,9 +873,11 @@ class SearchPipeline:
         unaffordable = []
 
         def stop(n_rows, n_refits):
+            # the rung's refits, n_jobs at a time, then the select stage's models of them on its rows
             if self._out_of_time():
                 return True
-            if self._rung_seconds(model_fitter, n_rows, n_refits) > self._deadline - time.perf_counter():
+            seconds = self._predicted_seconds(n_rows, self._rounds(n_refits) * MIN_POLISH_EVALUATIONS, n_refits)
+            if self._outlasts_budget(seconds):
                 unaffordable.append(n_rows)
                 return True
             return False
@@ -942,8 +931,9 @@ class SearchPipeline:
             selection, late_change = "criterion", True
         if selection in ("loo", "stacking") and self._deadline is not None and len(records) == 1:
             selection = "criterion"  # nothing to choose from, under a time budget: no leave-one-out densities
-        elif selection in ("loo", "stacking") and not cross_validated and self._models_outlast_budget(
-                model_fitter, finalists, len(records) - 1):
+        elif selection in ("loo", "stacking") and not cross_validated and self._outlasts_budget(
+                self._predicted_seconds(model_fitter.X.shape[0] if finalists.rows is None else finalists.rows.size,
+                                        models=len(records) - 1)):
             exploration.result.stop_reason += ("; time budget: selected by the criterion (the finalists' "
                                                "leave-one-out densities were predicted to take longer than the time "
                                                "left)")

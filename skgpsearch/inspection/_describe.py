@@ -499,7 +499,7 @@ def _change_lines(structure, names, estimator, dates=None):
 
 def _outermost_changes(expr):
     """The change nodes of ``expr`` that no other change node contains, depth-first."""
-    if expr.changes and expr.changes[0] is expr:
+    if isinstance(expr, Change):
         return [expr]
     return [node for operand in expr.operands for node in _outermost_changes(operand)]
 
