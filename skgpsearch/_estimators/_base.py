@@ -364,7 +364,7 @@ class StructureSearchMixin:
                       seed: int, searches_left: int = 1, budget: float | None = None) -> PipelineResult:
         """The staged search (explore, finalists, select) with this estimator's depth, beam, budgets and progress;
         ``searches_left`` (this one included) share what is left of ``time_budget``, unless ``budget`` (seconds)
-        is given."""
+        is given: then it fits its first base kernel only (no ARD kernel before it)."""
         selection = resolve_selection(self.selection, model_fitter.has_loo, model_fitter.forecasts,
                                       model_fitter.is_series)
         if self.model_averaging is not None and self.model_averaging > 1 and selection == "stacking":
@@ -382,6 +382,7 @@ class StructureSearchMixin:
             max_candidates=self.max_candidates,
             max_fits_per_depth=self._fits_per_depth(model_fitter.X.shape[1]),
             time_budget=self._search_time_budget(searches_left) if budget is None else budget,
+            baseline_first=budget is None,
             model_averaging=self.model_averaging,
             selection=selection,
             min_improvement=self._min_improvement(criterion),

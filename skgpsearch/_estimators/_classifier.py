@@ -147,7 +147,8 @@ class CompositionalGPClassifier(StructureSearchMixin, ClassifierMixin, BaseEstim
         13 (heart) it cost more than it saved.
     time_budget : float, default=None
         Budget in seconds for the whole ``fit``, the warp decision (see
-        ``warp_inputs``) and the finalists included: each search sends a
+        ``warp_inputs``) and the finalists included: on two or more columns
+        each search fits one ARD kernel first, then sends a
         batch of fits only when its predicted time ends before its budget,
         less what its finalists will need, and a fit still running at the
         end of the budget stops its optimisation where it is (see the

@@ -150,7 +150,9 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
         (no finalists refitted, no baselines compared), and a warning says so.
     time_budget : float, default=None
         Budget in seconds of the whole fit, the warp decision included (see
-        ``warp_inputs``): the search sends a batch of fits only when its
+        ``warp_inputs``): on two or more columns one ARD kernel is fitted
+        first (the baseline that predicts well on most tables), then the
+        search sends a batch of fits only when its
         predicted time (from its own fits of structures that size) ends
         before the budget, less what the finalists will need; the finalists'
         full-effort refits are made only when the time left allows them; a

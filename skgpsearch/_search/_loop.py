@@ -721,6 +721,8 @@ class SearchSettings:
     #: explored candidates it then fits with full effort.
     explore_effort: str = "full"
     refine_per_level: int = 2
+    #: Under a time budget, fit one ARD kernel before the search (see SearchPipeline._baseline_first).
+    baseline_first: bool = True
     progress: ProgressCallback | None = None
     criterion_name: str = "criterion"
     feature_names: Sequence[str] | None = None

@@ -309,8 +309,9 @@ def test_budgets_keep_what_was_found(additive_interaction_data):
         timed = cheap(max_depth=3, time_budget=1e-9).fit(X, y)
     # ... at the caller's fit, not at a line of the package
     assert {w.filename for w in caught if issubclass(w.category, ConvergenceWarning)} == {__file__}
-    # a budget too short for even the first level: its first base kernel, fitted; no finalist fits
-    assert len(timed.search_results_["structure"]) == 1
+    # a budget too short for even the first level: one ARD kernel (fitted before the search, on two or more
+    # columns) and the search's first base kernel, fitted; no finalist fits
+    assert [str(s) for s in timed.search_results_["structure"]] == ["SE(0)", "SE(0) * SE(1) * SE(2)"]
     assert timed.search_stop_reason_.startswith("time budget reached")
     assert "finalist fits left out" in timed.search_stop_reason_
     assert timed.predict(X[:3]).shape == (3,)
@@ -337,7 +338,11 @@ def test_a_time_budget_well_above_the_searchs_time_leaves_it_as_it_is():
     seconds = time.perf_counter() - start
     bounded = CompositionalGPRegressor(random_state=0, n_jobs=1, time_budget=3.0 * seconds + 1.0).fit(X, y)
     assert bounded.search_stop_reason_ == free.search_stop_reason_
-    assert bounded.search_results_["structure"] == free.search_results_["structure"]
+    # with one ARD kernel fitted before the search (under any time budget, on two or more columns)
+    results = bounded.search_results_
+    first = ["before the search" in message for message in results["message"]]
+    assert [str(s) for s, f in zip(results["structure"], first) if f] == ["SE(0) * SE(1)"]
+    assert [s for s, f in zip(results["structure"], first) if not f] == free.search_results_["structure"]
     assert bounded.best_score_ == pytest.approx(free.best_score_)
 
 
@@ -380,9 +385,10 @@ def test_the_warp_decision_counts_against_the_time_budget(additive_interaction_d
     X, y = np.exp(X[:60]), y[:60]  # skewed columns: "auto" asks the (slow) evidence test
     with pytest.warns(ConvergenceWarning, match="time budget"):
         model = cheap(max_depth=3, time_budget=0.5).fit(X, y)
-    # the decision took the whole budget: the search fits its first base kernel only, and the warp is kept
+    # the decision took the whole budget: one ARD kernel and the search's first base kernel only, and the warp
+    # is kept
     assert model.input_transformer_ is not None and model.input_transformer_.evidence_gain_ == 5.0
-    assert len(model.search_results_["structure"]) == 1
+    assert len(model.search_results_["structure"]) == 2
     assert model.search_stop_reason_.startswith("time budget reached")
 
 
