@@ -197,8 +197,9 @@ class CompositionalGPClassifier(StructureSearchMixin, ClassifierMixin, BaseEstim
         and ``lml`` and 0 under the others; on the six classification tables
         of ``benchmarks/tabular.py`` it stopped 19 of 80 searches a depth
         earlier, with the same or lower error. On two or more columns "auto"
-        also asks each depth for log K nats, K being its number of candidates
-        (see the regressor's ``min_improvement``).
+        also asks each depth for log K nats, K being its number of candidates,
+        and stops when the next depth's improvement, predicted from the last
+        two, would be less (see the regressor's ``min_improvement``).
     warp_inputs : "auto" or bool, default="auto"
         Warp each input column with a Yeo-Johnson power transform (exponent
         by maximum likelihood) and standardise it before the search, and

@@ -147,6 +147,19 @@ def required_improvement(min_improvement: float, n_candidates: int, multiplicity
     return max(min_improvement, math.log(n_candidates))
 
 
+#: Under the multiplicity rule, also stop when the next depth's improvement, predicted from the last two
+#: (see predicted_next_gain), would be at most what the rule requires of it.
+PREDICTED_GAIN_STOP = True
+
+
+def predicted_next_gain(gains: Sequence[float]) -> float | None:
+    """The next depth's improvement of the best criterion, extrapolated from the last two ``gains`` as a
+    geometric decay (g_d² / g_(d-1)); None unless the last two are positive and decreasing."""
+    if len(gains) < 2 or not 0 < gains[-1] < gains[-2]:
+        return None
+    return gains[-1] ** 2 / gains[-2]
+
+
 class StructureSearch:
     """Greedy (``beam_width=1``) or beam search over structures; :meth:`run` returns a :class:`SearchResult`.
 
@@ -289,6 +302,7 @@ class StructureSearch:
         self._fit_times = []
         self._start = time.perf_counter()
         best_score = -np.inf
+        gains = []  # each depth's improvement of the best criterion, from depth 2 on
         frontier = [(expr, None) for expr in self.initial]
         try:
             for depth in range(1, self.max_depth + 1):
@@ -322,6 +336,14 @@ class StructureSearch:
                         if required == self.min_improvement else
                         f"improvement of {gain:.3g} at most log({n_level}) = {required:.3g}, the multiplicity of the "
                         f"depth's {n_level} candidates")
+                    break
+                if depth > 1:
+                    gains.append(gain)
+                predicted = predicted_next_gain(gains)
+                if self.multiplicity_penalty and PREDICTED_GAIN_STOP and predicted is not None and predicted <= required:
+                    result.stop_reason = (
+                        f"improvement of {gain:.3g} after {gains[-2]:.3g}: the next depth's, predicted {predicted:.3g}, "
+                        f"at most log({n_level}) = {required:.3g}")
                     break
                 frontier = [(child, b) for b in ranked[: self.beam_width] for child in self.expand(result.records[b])]
         except KeyboardInterrupt:

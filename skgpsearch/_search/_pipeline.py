@@ -114,6 +114,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 import numpy as np
+from joblib import effective_n_jobs
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.parallel import Parallel, delayed
 
@@ -569,7 +570,8 @@ class SearchPipeline:
 
     def _baseline_first(self, model_fitter, grammar, fitter, X, y, seed):
         """Under a time budget, on two or more columns: the first baseline (one ARD kernel) fitted before the
-        search, on its rows, as a list of its usable record (empty otherwise).
+        search, on its rows, with the next baselines on the other workers where its starts cannot be split
+        over them; their usable records (none without a budget, or with ``max_candidates``).
 
         A budget spent on the search's first depth (one-column kernels) had left no time for the baselines:
         a classifier of 3 classes on 4000 rows x 5 with 1-5 s kept SE(0) or SE(1) per class, 55 % right
@@ -579,18 +581,24 @@ class SearchPipeline:
         a fit evaluates its first start only, and the criterion then chooses between them.
         """
         baselines = model_fitter.baseline_structures(grammar)
-        if self._deadline is None or not self.settings.baseline_first or not baselines or X.shape[1] < 2:
+        if (self._deadline is None or not self.settings.baseline_first or not baselines or X.shape[1] < 2
+                or self.settings.max_candidates is not None):  # (max_candidates counts the search's fits only)
             return []
-        structure = baselines[0]
         shards = start_shards(fitter, 1, X.shape[0], self.settings.n_jobs)
-        fits = self._fit_in_parallel([(shard, (structure, X, y, candidate_seed(seed, structure))) for shard in shards],
-                                     always=True)
-        record = merge_start_shards(fits, len(shards))[0]
-        if record is None or record.status != OK:
-            return []
-        record.depth, record.parent, record.baseline = 1, None, True
-        record.message = record.message or "baseline, fitted before the search (time budget)"
-        return [record]
+        if len(shards) > 1:  # its starts split over the workers
+            jobs = [(shard, (baselines[0], X, y, candidate_seed(seed, baselines[0]))) for shard in shards]
+            records = merge_start_shards(self._fit_in_parallel(jobs, always=True), len(shards))
+        else:
+            # a fit whose starts cannot be split keeps one worker: the next baselines take the others
+            chosen = baselines[:effective_n_jobs(self.settings.n_jobs)]
+            records = self._fit_in_parallel([(fitter, (s, X, y, candidate_seed(seed, s))) for s in chosen],
+                                            always=True)
+        fitted = [r for r in records if r is not None and r.status == OK]
+        for record in fitted:
+            record.depth, record.parent, record.baseline = 1, None, True
+            note = "baseline, fitted before the search (time budget)"
+            record.message = f"{note}; {record.message}" if record.message else note
+        return fitted
 
     def _reserve(self, model_fitter, grammar, fitted=()):
         """``reserve(seconds_for, largest)``: the seconds the finalists stage will take, given the expected time

@@ -12,7 +12,12 @@ from sklearn.exceptions import ConvergenceWarning
 from scipy.special import logsumexp
 
 import skgpsearch._search._pipeline as pipeline_module
-from skgpsearch._search._loop import EXPLORE_FULL_EFFORT_COST, SearchSettings, required_improvement
+from skgpsearch._search._loop import (
+    EXPLORE_FULL_EFFORT_COST,
+    SearchSettings,
+    predicted_next_gain,
+    required_improvement,
+)
 from skgpsearch._search._progress import LevelReport, search_progress
 from skgpsearch._search._pipeline import (SearchPipeline, cross_validation_folds, finalists_table, refit_finalists,
                                          resolve_selection, stacking_weights)
@@ -661,6 +666,20 @@ def test_a_budget_spent_on_the_first_depth_still_ends_with_one_ard_kernel(monkey
                 model_fitter, GRAMMAR, BIC(), seed=0)
         assert outcome.search.stop_reason == "interrupted"
         assert [str(r.structure) for r in outcome.selected] == [kept]
+    # on two workers a fit whose starts cannot be split keeps one: the additive baseline takes the other
+    clock, model_fitter = _one_second_fits(monkeypatch)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        _pipeline(max_depth=5, time_budget=100.0, n_jobs=2, prefer="threads").run(model_fitter, GRAMMAR, BIC(),
+                                                                                  seed=0)
+    assert sorted((name, text) for name, text, *_ in model_fitter.calls[:2]) == [
+        ("baseline", "SE(0) * SE(1) * SE(2)"), ("baseline", "SE(0) + SE(1) + SE(2)")]
+    assert [name for name, *_ in model_fitter.calls].count("baseline") == 2
+    # max_candidates bounds the fits: none before the search (its warning says no baselines were compared)
+    clock, model_fitter = _one_second_fits(monkeypatch)
+    with pytest.warns(ConvergenceWarning, match="no baselines compared"):
+        outcome = _pipeline(max_depth=5, time_budget=100.0, max_candidates=2).run(model_fitter, GRAMMAR, BIC(), seed=0)
+    assert [name for name, *_ in model_fitter.calls] == ["explore", "explore"]
 
 
 def test_a_time_budget_sends_no_finalist_fit_that_cannot_make_its_evaluations(monkeypatch):
@@ -858,6 +877,30 @@ def test_the_multiplicity_penalty_asks_a_depth_for_log_of_its_candidates_in_nats
     assert outcome.search.stop_reason.startswith(f"improvement of 1.5 at most log({len(level_2)}) = ")
     without = _pipeline(max_depth=3, min_improvement=1.0).run(_TableModelFitter(40, table), GRAMMAR, BIC(), seed=0)
     assert str(without.best.structure) == "SE(0) + SE(1) + SE(2)"
+
+
+def test_the_multiplicity_rule_also_stops_on_the_next_depths_predicted_gain(monkeypatch):
+    # improvements of 20 and 6 nats decay geometrically: the next depth's is predicted at 6² / 20 = 1.8 nats,
+    # less than log of depth 3's candidates, so depth 4 is not fitted (breast_cancer's depth 4 had gained 3.0
+    # nats after 24.6 and 8.6, against log 58 = 4.1: 16 s of a 62-s fit on one core, for nothing)
+    gains = {"SE(0)": 1.0, "SE(0) + SE(1)": 21.0, "SE(0) + SE(1) + SE(2)": 27.0,
+             "SE(1) + SE(2) + SE(0) * SE(1)": 60.0}
+    table = lambda text, rows: gains.get(text, -50.0)  # noqa: E731
+    outcome = _pipeline(max_depth=4, min_improvement=1.0, multiplicity_penalty=True).run(
+        _TableModelFitter(40, table), GRAMMAR, BIC(), seed=0)
+    n_level_3 = len([r for r in outcome.search.records if r.depth == 3])
+    assert math.log(n_level_3) > 1.8 and len(outcome.search.levels) == 3
+    assert outcome.search.stop_reason == (f"improvement of 6 after 20: the next depth's, predicted 1.8, at most "
+                                          f"log({n_level_3}) = {math.log(n_level_3):.3g}")
+    # not without the multiplicity rule (a series, a criterion in unknown units), nor when a depth gains more
+    # than the one before it
+    for penalty, table_gains in ((False, gains), (True, {**gains, "SE(0) + SE(1) + SE(2)": 45.0})):
+        deeper = _pipeline(max_depth=4, min_improvement=1.0, multiplicity_penalty=penalty).run(
+            _TableModelFitter(40, lambda text, rows: table_gains.get(text, -50.0)), GRAMMAR, BIC(), seed=0)
+        assert str(deeper.best.structure) == "SE(1) + SE(2) + SE(0) * SE(1)"
+    assert predicted_next_gain([20.0, 6.0]) == pytest.approx(1.8)
+    assert predicted_next_gain([6.0]) is None and predicted_next_gain([6.0, 20.0]) is None
+    assert predicted_next_gain([-1.0, 3.0]) is None and predicted_next_gain([5.0, -1.0]) is None
 
 
 @pytest.mark.parametrize("min_improvement, n_candidates, penalty, expected", [
