@@ -151,8 +151,8 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
     time_budget : float, default=None
         Budget in seconds of the whole fit, the warp decision included (see
         ``warp_inputs``): on two or more columns one ARD kernel is fitted
-        first (the baseline that predicts well on most tables; the additive
-        kernel beside it on a second worker), then the
+        first (the baseline that predicts well on most tables; a cheaper one,
+        the isotropic kernel, beside it on a second worker), then the
         search sends a batch of fits only when its
         predicted time (from its own fits of structures that size) ends
         before the budget, less what the finalists will need; the finalists'

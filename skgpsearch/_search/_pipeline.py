@@ -570,8 +570,9 @@ class SearchPipeline:
 
     def _baseline_first(self, model_fitter, grammar, fitter, X, y, seed):
         """Under a time budget, on two or more columns: the first baseline (one ARD kernel) fitted before the
-        search, on its rows, with the next baselines on the other workers where its starts cannot be split
-        over them; their usable records (none without a budget, or with ``max_candidates``).
+        search, on its rows, with the next baselines no costlier than it (``fit_cost``) on the other workers
+        where its starts cannot be split over them; their usable records (none without a budget, or with
+        ``max_candidates``).
 
         A budget spent on the search's first depth (one-column kernels) had left no time for the baselines:
         a classifier of 3 classes on 4000 rows x 5 with 1-5 s kept SE(0) or SE(1) per class, 55 % right
@@ -589,8 +590,10 @@ class SearchPipeline:
             jobs = [(shard, (baselines[0], X, y, candidate_seed(seed, baselines[0]))) for shard in shards]
             records = merge_start_shards(self._fit_in_parallel(jobs, always=True), len(shards))
         else:
-            # a fit whose starts cannot be split keeps one worker: the next baselines take the others
-            chosen = baselines[:effective_n_jobs(self.settings.n_jobs)]
+            # a fit whose starts cannot be split keeps one worker: the next baselines no costlier than it take the
+            # others (the additive kernel over 30 columns took twice the ARD kernel's time, and the search waited)
+            partners = [b for b in baselines[1:] if fit_cost(b) <= fit_cost(baselines[0])]
+            chosen = baselines[:1] + partners[:effective_n_jobs(self.settings.n_jobs) - 1]
             records = self._fit_in_parallel([(fitter, (s, X, y, candidate_seed(seed, s))) for s in chosen],
                                             always=True)
         fitted = [r for r in records if r is not None and r.status == OK]

@@ -666,15 +666,17 @@ def test_a_budget_spent_on_the_first_depth_still_ends_with_one_ard_kernel(monkey
                 model_fitter, GRAMMAR, BIC(), seed=0)
         assert outcome.search.stop_reason == "interrupted"
         assert [str(r.structure) for r in outcome.selected] == [kept]
-    # on two workers a fit whose starts cannot be split keeps one: the additive baseline takes the other
+    # on two workers a fit whose starts cannot be split keeps one: a baseline no costlier (the isotropic kernel,
+    # not the additive one, whose fit can take twice as long) takes the other
     clock, model_fitter = _one_second_fits(monkeypatch)
+    model_fitter.baselines.append(parse("SE(0, 1, 2)"))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         _pipeline(max_depth=5, time_budget=100.0, n_jobs=2, prefer="threads").run(model_fitter, GRAMMAR, BIC(),
                                                                                   seed=0)
     assert sorted((name, text) for name, text, *_ in model_fitter.calls[:2]) == [
-        ("baseline", "SE(0) * SE(1) * SE(2)"), ("baseline", "SE(0) + SE(1) + SE(2)")]
-    assert [name for name, *_ in model_fitter.calls].count("baseline") == 2
+        ("baseline", "SE(0) * SE(1) * SE(2)"), ("baseline", "SE(0, 1, 2)")]
+    assert [name for name, *_ in model_fitter.calls].count("baseline") == 3
     # max_candidates bounds the fits: none before the search (its warning says no baselines were compared)
     clock, model_fitter = _one_second_fits(monkeypatch)
     with pytest.warns(ConvergenceWarning, match="no baselines compared"):
