@@ -148,7 +148,8 @@ def required_improvement(min_improvement: float, n_candidates: int, multiplicity
 
 
 #: Under the multiplicity rule, also stop when the next depth's improvement, predicted from the last two
-#: (see predicted_next_gain), would be at most what the rule requires of it.
+#: (see predicted_next_gain), would be at most what the rule required of the depth just fitted (the next
+#: depth's K is usually larger: the rule errs towards going on).
 PREDICTED_GAIN_STOP = True
 
 
@@ -341,9 +342,10 @@ class StructureSearch:
                     gains.append(gain)
                 predicted = predicted_next_gain(gains)
                 if self.multiplicity_penalty and PREDICTED_GAIN_STOP and predicted is not None and predicted <= required:
-                    result.stop_reason = (
-                        f"improvement of {gain:.3g} after {gains[-2]:.3g}: the next depth's, predicted {predicted:.3g}, "
-                        f"at most log({n_level}) = {required:.3g}")
+                    bound = (f"min_improvement={self.min_improvement:g}" if required == self.min_improvement else
+                             f"log({n_level}) = {required:.3g}")
+                    result.stop_reason = (f"improvement of {gain:.3g} after {gains[-2]:.3g}: the next depth's, "
+                                          f"predicted {predicted:.3g}, at most {bound}")
                     break
                 frontier = [(child, b) for b in ranked[: self.beam_width] for child in self.expand(result.records[b])]
         except KeyboardInterrupt:

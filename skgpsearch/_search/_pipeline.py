@@ -563,13 +563,20 @@ class SearchPipeline:
         settings = self.settings
         if first:
             settings = dataclasses.replace(settings, time_budget=max(self._deadline - time.perf_counter(), 0.0))
-        result = run_search(fitter, X, y, grammar, settings, base_seed=seed,
-                            extra_initial=model_fitter.extra_initial, reserve=self._finalists_reserve)
+        try:
+            result = run_search(fitter, X, y, grammar, settings, base_seed=seed,
+                                extra_initial=model_fitter.extra_initial, reserve=self._finalists_reserve)
+        except KeyboardInterrupt:
+            if not first:
+                raise
+            # before the search had a fitted record: the baselines fitted before it are what it found
+            result = SearchResult(best_index=0, stop_reason="interrupted")
         result.records.extend(first)
         return Exploration(result, fitter, rows, order, first)
 
     def _baseline_first(self, model_fitter, grammar, fitter, X, y, seed):
-        """Under a time budget, on two or more columns: the first baseline (one ARD kernel) fitted before the
+        """Under a time budget, on two or more columns: the first baseline (one ARD kernel where the grammar
+        admits it) fitted before the
         search, on its rows, with the next baselines no costlier than it (``fit_cost``) on the other workers
         where its starts cannot be split over them; their usable records (none without a budget, or with
         ``max_candidates``).
@@ -616,7 +623,10 @@ class SearchPipeline:
         if self.settings.time_budget is None:
             return None
         rounds = self._rounds
-        baselines = [cost_size(s) for s in model_fitter.baseline_structures(grammar) if s not in fitted]
+        standard = model_fitter.baseline_structures(grammar)
+        # those fitted before the search are not fitted again, but are judged (forecast, cross-validated) as finalists
+        to_fit = [cost_size(s) for s in standard if s not in fitted]
+        baselines = [cost_size(s) for s in standard]
         baseline_cost = POLISHED_BASELINE_COST if model_fitter.baseline_fitter().effort == EXPLORE_THEN_POLISH \
             else self._full_effort_cost_of(model_fitter)
         n_polished = 0
@@ -629,7 +639,8 @@ class SearchPipeline:
         def reserve(seconds_for, largest):
             finalist = seconds_for(largest)
             baseline = max((seconds_for(size) for size in baselines), default=0.0)
-            total = rounds(len(baselines)) * baseline_cost * baseline + rounds(n_polished) * finalist
+            fitted_baseline = max((seconds_for(size) for size in to_fit), default=0.0)
+            total = rounds(len(to_fit)) * baseline_cost * fitted_baseline + rounds(n_polished) * finalist
             if forecast:
                 # the trend variants' fits, then one refit on the start of the series per finalist
                 total += (rounds(n_variants) + rounds(PREDICTIVE_FINALISTS + n_variants)) * FORECAST_JOB_COST * finalist
@@ -830,7 +841,9 @@ class SearchPipeline:
                     _take_costs(record, refit)
                     polished[id(record)] = refit
             fitted = fitted[len(chosen):]
-        records = [polished[id(r)] for r in chosen] + [r for r in first if all(r is not c for c in chosen)]
+        # (the search may have reached a baseline's structure too: its own record stands for it)
+        records = [polished[id(r)] for r in chosen] + [r for r in first if all(r.structure != c.structure
+                                                                               for c in chosen)]
         for record in records:
             # a baseline the search reached too is still a baseline: it always competes, never held back
             record.baseline = record.baseline or record.structure in standard

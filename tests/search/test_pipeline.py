@@ -684,6 +684,39 @@ def test_a_budget_spent_on_the_first_depth_still_ends_with_one_ard_kernel(monkey
     assert [name for name, *_ in model_fitter.calls] == ["explore", "explore"]
 
 
+def test_the_baselines_fitted_before_the_search_are_no_second_finalist_and_survive_a_ctrl_c(monkeypatch):
+    # the search reaches the ARD structure too (products best by the table): it was a finalist twice, and
+    # stacking gave it two thirds of the weight
+    table = lambda text, rows: 10.0 * text.count("*") + len(text)  # noqa: E731
+    model_fitter = _TableModelFitter(40, table, explores_samples=False,
+                                     baselines=["SE(0) * SE(1) * SE(2)", "SE(0) + SE(1) + SE(2)"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        outcome = _pipeline(max_depth=3, time_budget=100.0, selection="stacking").run(model_fitter, GRAMMAR, BIC(),
+                                                                                      seed=0)
+    assert str(outcome.search.best.structure) == "SE(0) * SE(1) * SE(2)"
+    structures = [str(r.structure) for r in outcome.finalists]
+    assert structures.count("SE(0) * SE(1) * SE(2)") == 1 and len(set(structures)) == len(structures)
+    # a Ctrl-C before the search's first fit ended: the ARD kernel fitted before it is the model (it had raised)
+    calls = []
+
+    class _InterruptedFitter(_TableFitter):
+        def __call__(self, *args, **kwargs):
+            if self.name == "explore":
+                raise KeyboardInterrupt
+            return super().__call__(*args, **kwargs)
+
+    model_fitter = _TableModelFitter(40, table, baselines=["SE(0) * SE(1) * SE(2)"])
+    model_fitter._fitter = lambda name, fail=False: _InterruptedFitter(table, name, calls, fail)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        outcome = _pipeline(max_depth=3, time_budget=100.0).run(model_fitter, GRAMMAR, BIC(), seed=0)
+    assert outcome.search.stop_reason == "interrupted"
+    assert [str(r.structure) for r in outcome.selected] == ["SE(0) * SE(1) * SE(2)"]
+    with pytest.raises(KeyboardInterrupt):  # without a budget nothing was fitted before the search
+        _pipeline(max_depth=3).run(model_fitter, GRAMMAR, BIC(), seed=0)
+
+
 def test_a_time_budget_sends_no_finalist_fit_that_cannot_make_its_evaluations(monkeypatch):
     # one ARD kernel before the search (it always goes, as the search's first fits), 3 s of search: 4 s of 8 are
     # left, and the additive baseline's 1-s fit fits in them, unless an evaluation on these rows is predicted to
@@ -900,6 +933,11 @@ def test_the_multiplicity_rule_also_stops_on_the_next_depths_predicted_gain(monk
         deeper = _pipeline(max_depth=4, min_improvement=1.0, multiplicity_penalty=penalty).run(
             _TableModelFitter(40, lambda text, rows: table_gains.get(text, -50.0)), GRAMMAR, BIC(), seed=0)
         assert str(deeper.best.structure) == "SE(1) + SE(2) + SE(0) * SE(1)"
+    # a min_improvement above log K is the bound, and the reason names it (it had said "log(7) = 8")
+    strict = _pipeline(max_depth=4, min_improvement=5.5, multiplicity_penalty=True).run(
+        _TableModelFitter(40, table), GRAMMAR, BIC(), seed=0)
+    assert strict.search.stop_reason == ("improvement of 6 after 20: the next depth's, predicted 1.8, at most "
+                                         "min_improvement=5.5")
     assert predicted_next_gain([20.0, 6.0]) == pytest.approx(1.8)
     assert predicted_next_gain([6.0]) is None and predicted_next_gain([6.0, 20.0]) is None
     assert predicted_next_gain([-1.0, 3.0]) is None and predicted_next_gain([5.0, -1.0]) is None
