@@ -331,19 +331,17 @@ class StructureSearch:
                 if self._stop(depth, improved, result):
                     break
                 required = required_improvement(self.min_improvement, n_level, self.multiplicity_penalty)
+                by_multiplicity = required != self.min_improvement
+                bound = f"log({n_level}) = {required:.3g}" if by_multiplicity else \
+                    f"min_improvement={self.min_improvement:g}"
                 if depth > 1 and gain <= required:
-                    result.stop_reason = (
-                        f"improvement of {gain:.3g} at most min_improvement={self.min_improvement:g}"
-                        if required == self.min_improvement else
-                        f"improvement of {gain:.3g} at most log({n_level}) = {required:.3g}, the multiplicity of the "
-                        f"depth's {n_level} candidates")
+                    multiplicity = f", the multiplicity of the depth's {n_level} candidates" if by_multiplicity else ""
+                    result.stop_reason = f"improvement of {gain:.3g} at most {bound}{multiplicity}"
                     break
                 if depth > 1:
                     gains.append(gain)
                 predicted = predicted_next_gain(gains)
                 if self.multiplicity_penalty and PREDICTED_GAIN_STOP and predicted is not None and predicted <= required:
-                    bound = (f"min_improvement={self.min_improvement:g}" if required == self.min_improvement else
-                             f"log({n_level}) = {required:.3g}")
                     result.stop_reason = (f"improvement of {gain:.3g} after {gains[-2]:.3g}: the next depth's, "
                                           f"predicted {predicted:.3g}, at most {bound}")
                     break
