@@ -19,7 +19,6 @@ had, per structure and data set; and the pooled estimate over all of them with i
 Run:  python benchmarks/classifier_loo_optimism.py [--datasets breast449 biopsy] [--n-jobs 2]
 """
 
-import argparse
 import warnings
 
 import numpy as np
@@ -33,7 +32,7 @@ from skgpsearch import CompositionalGPClassifier
 from skgpsearch.grammar import FixedStructureGrammar, parse
 
 DATASETS = tabular.CLASSIFICATION + ["iris", "anes96", "participation", "crabs", "fgl", "vote92", "birthwt", "cats",
-                                     "pima_tr", "fair"]
+                                     "pima_tr", "fair", "biopsy", "mroz"]
 N_FOLDS = 5
 
 
@@ -79,10 +78,7 @@ def fold_optimism(name, fold, train, test, X, y):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--datasets", nargs="+", default=DATASETS)
-    parser.add_argument("--n-jobs", type=int, default=2)
-    args = parser.parse_args()
+    args = unseen.dataset_arguments(__doc__, DATASETS)
     jobs = []
     for name in args.datasets:
         X, y = load(name)
