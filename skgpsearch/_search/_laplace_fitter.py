@@ -120,13 +120,14 @@ class LaplaceCandidateFitter(CandidateFitter):
                   hints: StartHints | None = None) -> ScreenScore | None:
         """The cheapest score: the Laplace log evidence of the best start next to the parent's optimum.
 
-        The nested and warm starts of the pool, on the rows the fit optimises
-        on (all of ``X``, or the fitter's ``max_optimize_samples`` subset),
-        without optimisation, minus the BIC penalty; ``None`` for a candidate
-        without such starts (no fitted parent). The rows are those of the fit
-        because the scores of another subset rank differently: on a level of
+        The nested and warm starts of the pool, on the rows the fits optimise
+        on (all of ``X``, or a ``max_optimize_samples`` subset drawn with
+        ``seed``: the search gives every sibling the same), without
+        optimisation, minus the BIC penalty; ``None`` for a candidate without
+        such starts (no fitted parent). As many rows as a fit sees, because the
+        scores of a smaller subset rank differently: on a level of
         breast_cancer the best fit ranked 17th of 59 by the 120 rows of
-        :meth:`screen`.
+        :meth:`screen` (measured when each candidate had a subset of its own).
         """
         _, thetas = self._start_thetas(expr, hints, self._extra(warm_state), cold=False)
         if not thetas:

@@ -12,6 +12,8 @@ from skgpsearch._engine._laplace import LaplaceObjective
 from skgpsearch._engine._likelihoods import get_likelihood
 from skgpsearch._search._exact_fitter import SCREEN_CANDIDATE_ROWS, RegressionCandidateFitter
 from skgpsearch._search._laplace_fitter import LaplaceCandidateFitter
+from skgpsearch._search._loop import Candidate, ParallelCandidateFits
+from skgpsearch._search._records import ScreenScore
 from skgpsearch._search._starts import start_pool
 from skgpsearch.criteria import get_criterion
 from skgpsearch.grammar import CompositionalGrammar, parse
@@ -98,3 +100,26 @@ def test_classification_prescreen_scores_the_starts_next_to_the_parent_on_the_ro
         assert pre.n_evaluations == len(warm) and pre.evaluated_rows == 200 * len(warm)
         record = fitter(child, Xs, ys, seed, parent.warm_state, hints)
         assert record.log_marginal_likelihood >= best - 1e-6
+
+
+class _SeedRecorder:
+    """A fitter stub whose scores record the seed (and so the rows) each candidate was scored with."""
+
+    def __init__(self):
+        self.seeds = {}
+
+    def screen(self, expr, X, y, seed, warm_state=None, hints=None):
+        self.seeds[str(expr)] = seed
+        return ScreenScore(0.0, 1, X.shape[0])
+
+    prescreen = screen
+
+
+@pytest.mark.parametrize("method", ["screen", "prescreen"])
+def test_the_siblings_of_a_level_are_scored_on_the_same_rows(method):
+    # A score's subset comes from its seed; scores on different subsets differ by more than the candidates do
+    recorder = _SeedRecorder()
+    fits = ParallelCandidateFits(recorder, X, Y_REGRESSION, base_seed=7, n_jobs=1, prefer="threads")
+    candidates = [Candidate(parse(text), depth=2) for text in ("SE(0) + SE(1)", "SE(0) * SE(1)", "SE(0) + SE(2)")]
+    getattr(fits, method)(candidates)
+    assert len(recorder.seeds) == 3 and set(recorder.seeds.values()) == {7}
