@@ -10,7 +10,12 @@ every screened level (``StructureSearch._cut`` wrapped in this process, where th
 prints, per screened level: its candidates, the cheap-score rank of the level's best criterion, the
 ranks of the candidates within a nat of it, and the ranks of its five best.
 
+With ``--spread``, instead: how much one candidate's cheap score moves with the rows it is computed on. The
+children of wages' depth-2 best given are scored (the "screened" fitter, hints from that parent) on eight
+random subsets each; their spread is set against the differences between them.
+
 Run:  python benchmarks/screen_ranks.py [--series temperature births wages internet] [--n-jobs 2]
+      python benchmarks/screen_ranks.py --spread
 """
 
 import argparse
@@ -22,6 +27,13 @@ import numpy as np
 from extrapolation import load
 from skgpsearch import CompositionalGPRegressor
 from skgpsearch._search import _loop
+from skgpsearch._search._candidate_fitter import with_effort
+from skgpsearch.criteria import get_criterion
+from skgpsearch.grammar import parse
+
+SPREAD_PARENT = "CP(0, RQ(0), RQ(0))"
+SPREAD_CHILDREN = ["CW(0, CP(0, RQ(0), RQ(0)), C)", "CP(0, CW(0, C, RQ(0)), RQ(0))", "CP(0, RQ(0), RQ(0) + PER(0))",
+                   "CP(0, SE(0) + RQ(0), RQ(0))"]
 
 
 def capture_cut_scores(log):
@@ -50,11 +62,33 @@ def level_ranks(log, table, depth):
     return len(scored), int(by_criterion[0]) + 1, near, [int(i) + 1 for i in by_criterion[:5]]
 
 
+def subset_spread(name="wages", n_subsets=8):
+    """Print the cheap score of each of SPREAD_CHILDREN on ``n_subsets`` row subsets (seeds 0, 1, ...)."""
+    X, y = load(name, "train")
+    model_fitter = CompositionalGPRegressor(random_state=0)._model_fitter(X, y, get_criterion("bic"))
+    fitter = with_effort(model_fitter.candidate_fitter, "screened", X.shape[0])
+    X_fit, y_fit = model_fitter.X, model_fitter.y
+    parent = fitter(parse(SPREAD_PARENT), X_fit, y_fit, 0)
+    hints = fitter.start_hints(parent, X_fit, y_fit, [0], [0])
+    print(f"| child of {SPREAD_PARENT} ({name}) | mean cheap score | standard deviation over subsets | range |\n"
+          "|---|---|---|---|")
+    for text in SPREAD_CHILDREN:
+        scores = [fitter.screen(parse(text), X_fit, y_fit, seed, parent.warm_state, hints).score
+                  for seed in range(n_subsets)]
+        print(f"| {text} | {np.mean(scores):.2f} | {np.std(scores, ddof=1):.2f} | {min(scores):.2f} .. {max(scores):.2f} |",
+              flush=True)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--series", nargs="+", default=["temperature", "births", "wages", "internet"])
     parser.add_argument("--n-jobs", type=int, default=2)
+    parser.add_argument("--spread", action="store_true", help="the cheap score's spread over row subsets instead")
     args = parser.parse_args()
+    if args.spread:
+        warnings.simplefilter("ignore")
+        subset_spread()
+        return
     print("| series (rows) | depth | candidates | rank of the best | ranks within a nat of it | ranks of the five best "
           "| seconds |\n|---|---|---|---|---|---|---|")
     for name in args.series:
