@@ -75,8 +75,8 @@ def subset_spread(name="wages", n_subsets=8):
     for text in SPREAD_CHILDREN:
         scores = [fitter.screen(parse(text), X_fit, y_fit, seed, parent.warm_state, hints).score
                   for seed in range(n_subsets)]
-        print(f"| {text} | {np.mean(scores):.2f} | {np.std(scores, ddof=1):.2f} | {min(scores):.2f} .. {max(scores):.2f} |",
-              flush=True)
+        spread = f"{np.std(scores, ddof=1):.2f} | {min(scores):.2f} .. {max(scores):.2f}"
+        print(f"| {text} | {np.mean(scores):.2f} | {spread} |", flush=True)
 
 
 def main():
