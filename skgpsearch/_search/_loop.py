@@ -659,9 +659,9 @@ class ParallelCandidateFits:
     Candidates are fitted in parallel with joblib (any backend); each gets
     its own seed (:func:`candidate_seed`), so results do not depend on
     ``n_jobs``; the cheap scores of a level's siblings share the search's
-    seed (the same rows). With a deadline the level is sent in batches of ``n_jobs``
-    candidates and the deadline is checked between batches (every finished
-    fit is kept).
+    seed (the same rows). With a deadline the level is sent in batches of
+    ``n_jobs`` candidates and the deadline is checked between batches (every
+    finished fit is kept).
     """
 
     def __init__(self, fitter: CandidateFitter, X: np.ndarray, y: np.ndarray, *, base_seed: int = 0,
