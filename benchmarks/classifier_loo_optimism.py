@@ -6,15 +6,15 @@ calibrated as the model would be if chosen (``BinaryLaplaceModel.loo_log_density
 rows the densities score. This measures that optimism directly. Each structure (one ARD kernel,
 the isotropic kernel, the additive kernel over all columns) is fitted alone on the training rows
 of every fold (a fixed-structure grammar, the classifier's defaults otherwise, behind a
-StandardScaler). For each binary problem of the fit (one per class beyond two) it compares the
-summed leave-one-out log density of the training labels with the test rows' log density under the
-same calibrated predictive, scaled to the training rows:
+StandardScaler). For each binary problem of the fit (one for two classes, one per class for
+more) it compares the summed leave-one-out log density of the training labels with the test rows'
+log density under the same calibrated predictive, scaled to the training rows:
 
     optimism = LOO sum − n_train × (test sum / n_test)
 
 The tables give the optimism summed over folds and problems, divided by the hyperparameters they
 had, per structure and data set; and the pooled estimate over all of them with its standard error
-(from the spread over folds).
+(from the spread over problems and folds).
 
 Run:  python benchmarks/classifier_loo_optimism.py [--datasets breast449 biopsy] [--n-jobs 2]
 """
