@@ -49,12 +49,13 @@ def test_regression_prescreen_is_the_best_start_next_to_the_parent_and_below_the
         warm = [s for s in start_pool(child, SUMMARY, hints) if s.kind != "cold"]
         assert len(warm) <= pre.n_evaluations <= 2 * len(warm) < cheap.n_evaluations
         # at least each start's own log likelihood on the screening rows (scikit-learn's, unprofiled)
+        # scaled to the 300 rows the criterion sees, with its penalty
         rows = np.sort(np.random.default_rng(seed).choice(300, SCREEN_CANDIDATE_ROWS, replace=False))
-        penalty = 0.5 * (child.n_hyperparameters + 1) * math.log(rows.size)
+        penalty = 0.5 * (child.n_hyperparameters + 1) * math.log(300)
         for start in warm:
             kernel = to_kernel(start.expr, summary=SUMMARY) + WhiteKernel(parent.warm_state * start.noise_factor)
             gp = GaussianProcessRegressor(kernel, optimizer=None, normalize_y=False).fit(X[rows], Y_REGRESSION[rows])
-            assert pre.score >= gp.log_marginal_likelihood_value_ - penalty - 1e-6
+            assert pre.score >= gp.log_marginal_likelihood_value_ * 300 / rows.size - penalty - 1e-6
 
 
 def test_a_series_screened_effort_scores_candidates_on_at_most_half_its_rows():
@@ -68,14 +69,31 @@ def test_a_series_screened_effort_scores_candidates_on_at_most_half_its_rows():
             # every evaluation of both scores saw ``size`` of the 300 rows
             assert cheap.evaluated_rows == size * cheap.n_evaluations > 0
             assert pre.evaluated_rows == size * pre.n_evaluations > 0
-            # the prescreen is the best start next to the parent on those rows, minus the BIC penalty
+            # the prescreen is the best start next to the parent on those rows, scaled to the 300 rows, minus
+            # the BIC penalty of 300 rows
             rows = np.sort(np.random.default_rng(seed).choice(300, size, replace=False))
-            penalty = 0.5 * (child.n_hyperparameters + 1) * math.log(size)
+            penalty = 0.5 * (child.n_hyperparameters + 1) * math.log(300)
             kernels = [to_kernel(s.expr, summary=SUMMARY) + WhiteKernel(parent.warm_state * s.noise_factor)
                        for s in start_pool(child, SUMMARY, hints) if s.kind != "cold"]
             best = max(GaussianProcessRegressor(kernel, optimizer=None).fit(X[rows], Y_REGRESSION[rows])
                        .log_marginal_likelihood_value_ for kernel in kernels)
-            assert pre.score >= best - penalty - 1e-6
+            assert pre.score >= best * 300 / size - penalty - 1e-6
+
+
+def test_the_cheap_score_estimates_the_criterion_on_all_the_rows():
+    """Scored on 250 of 800 rows, the cheap score is on the scale of the candidate's BIC on all of them: a log
+    likelihood grows with the rows and the penalty with their log, so a subset's own BIC would weigh a
+    hyperparameter 3.3 times as heavily against the fit (and be a third of the criterion here)."""
+    gen = np.random.default_rng(1)
+    X_many = gen.uniform(-2, 2, size=(800, 2))
+    f_many = np.sin(2 * X_many[:, 0]) + 0.5 * X_many[:, 1]
+    y_many = (f_many - f_many.mean()) / f_many.std() + 0.3 * gen.normal(size=800)
+    fitter = RegressionCandidateFitter(summary=DataSummary.from_data(X_many, y_many), criterion=get_criterion("bic"))
+    for text in ["SE(0)", "SE(1)"]:  # each leaves most of the variance to the noise, alike on any rows
+        record = fitter(parse(text), X_many, y_many, 0)
+        cheap = fitter.screen(parse(text), X_many, y_many, 0)
+        assert cheap.evaluated_rows == SCREEN_CANDIDATE_ROWS * cheap.n_evaluations
+        assert cheap.score == pytest.approx(record.criterion, rel=0.05)
 
 
 def test_classification_prescreen_scores_the_starts_next_to_the_parent_on_the_rows_the_fit_uses():
