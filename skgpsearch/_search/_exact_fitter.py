@@ -134,9 +134,9 @@ class RegressionCandidateFitter(CandidateFitter):
         The log likelihood on a random subset of ``SCREEN_CANDIDATE_ROWS`` rows
         (for the "screened" effort at most half the rows) after
         ``SCREEN_CANDIDATE_MAXITER`` L-BFGS iterations from the two best
-        starts of the pool, scaled to all the rows, minus the BIC penalty
-        ½ k log(rows) (see :func:`_penalised`); ``-inf`` when no start is
-        positive definite.
+        starts of the pool, on the criterion's scale (see
+        :meth:`~skgpsearch._search._candidate_fitter.CandidateFitter.screen_score`);
+        ``-inf`` when no start is positive definite.
         """
         rows = self._candidate_screen_rows(X.shape[0], seed)
         noise_init = self.default_noise() if noise_init is None else noise_init
@@ -148,7 +148,7 @@ class RegressionCandidateFitter(CandidateFitter):
             _, value, _ = optimize_hyperparameters(
                 objective, [thetas[i] for i in best if np.isfinite(values[i])], SCREEN_CANDIDATE_MAXITER, ftol=SCREEN_FTOL
             )
-        return _penalised(value, objective, X.shape[0])
+        return self.screen_score(value, expr, objective.n_dims, rows.size, X.shape[0], objective.n_evaluations)
 
     def prescreen(self, expr: Expr, X: np.ndarray, y: np.ndarray, seed: int, noise_init: float | None = None,
                   hints: StartHints | None = None) -> ScreenScore | None:
@@ -157,7 +157,7 @@ class RegressionCandidateFitter(CandidateFitter):
         The nested and warm starts of the pool (the parent's fitted values,
         the new terms taking shares of the residual variance), each at its
         best overall amplitude, on the rows of :meth:`screen`, without
-        optimisation, minus the BIC penalty; ``None`` for a candidate without
+        optimisation, on the criterion's scale; ``None`` for a candidate without
         such starts (no fitted parent).
         """
         pool = start_pool(expr, self.summary, hints, cold=False)
@@ -168,7 +168,8 @@ class RegressionCandidateFitter(CandidateFitter):
         with single_threaded_blas():
             objective = RegressionObjective(to_kernel(expr, summary=self.summary), X[rows], y[rows], self.noise_bounds)
             _, values, _ = profile_starts(objective, self._pool_thetas(pool, noise_init))
-        return _penalised(max(values), objective, X.shape[0])
+        return self.screen_score(max(values), expr, objective.n_dims, rows.size, X.shape[0],
+                                 objective.n_evaluations)
 
     def _candidate_screen_rows(self, n_rows: int, seed: int) -> np.ndarray:
         """The rows of :meth:`screen` and :meth:`prescreen` (see ``SCREEN_CANDIDATE_ROWS``)."""
@@ -320,17 +321,3 @@ def _screen_rows(n: int, seed: int, size: int = SCREEN_CANDIDATE_ROWS) -> np.nda
     """The rows a candidate's screening scores are computed on: a random subset of ``size`` rows."""
     rng = np.random.default_rng(seed)
     return np.sort(rng.choice(n, size=min(n, size), replace=False))
-
-
-def _penalised(value: float, objective: RegressionObjective, n_rows: int) -> ScreenScore:
-    """A screening score on the criterion's scale: ``value``, the log likelihood of the objective's subset of
-    the rows, scaled up to ``n_rows`` rows, minus the BIC penalty ½ k log(n_rows); with the objective's cost.
-
-    The scale matters: a log likelihood grows with the rows and a penalty with their log, so the penalty of
-    BIC on the subset's own rows (½ k log 250) would weigh a hyperparameter 2.3 times as heavily against the
-    fit as the criterion does on 661 rows, 3.2 times on 1000, and rank the candidates with more
-    hyperparameters (the change operators) too low."""
-    n_scored = objective.y.shape[0]
-    estimate = value * n_rows / n_scored
-    return ScreenScore(float(estimate - 0.5 * objective.n_dims * math.log(n_rows)), objective.n_evaluations,
-                       objective.n_evaluations * n_scored)

@@ -95,8 +95,9 @@ class LaplaceCandidateFitter(CandidateFitter):
 
         The Laplace log evidence on a stratified random subset of
         ``SCREEN_CANDIDATE_ROWS`` rows after ``SCREEN_CANDIDATE_MAXITER`` L-BFGS
-        iterations from the two best starts of the pool, minus the BIC penalty
-        ½ k log(rows); ``-inf`` when no start can be evaluated.
+        iterations from the two best starts of the pool, on the criterion's
+        scale (see :meth:`CandidateFitter.screen_score`); ``-inf`` when no
+        start can be evaluated.
         """
         rng = np.random.default_rng(seed)
         rows = self._subset(y, SCREEN_CANDIDATE_ROWS, rng)
@@ -111,10 +112,10 @@ class LaplaceCandidateFitter(CandidateFitter):
             if best:
                 _, value, _ = optimize_hyperparameters(objective, [thetas[i] for i in best], SCREEN_CANDIDATE_MAXITER,
                                                        ftol=LAPLACE_FTOL)
-        cost = (objective.n_evaluations, objective.n_evaluations * rows.size)
         if value is None or not np.isfinite(value):
-            return ScreenScore(-np.inf, *cost)
-        return ScreenScore(float(value - 0.5 * objective.bounds.shape[0] * math.log(rows.size)), *cost)
+            return ScreenScore(-np.inf, objective.n_evaluations, objective.n_evaluations * rows.size)
+        return self.screen_score(value, expr, objective.bounds.shape[0], rows.size, y.shape[0],
+                                 objective.n_evaluations)
 
     def prescreen(self, expr: Expr, X: np.ndarray, y: np.ndarray, seed: int, warm_state: np.ndarray | None = None,
                   hints: StartHints | None = None) -> ScreenScore | None:
@@ -123,7 +124,7 @@ class LaplaceCandidateFitter(CandidateFitter):
         The nested and warm starts of the pool, on the rows the fits optimise
         on (all of ``X``, or a ``max_optimize_samples`` subset drawn with
         ``seed``: the search gives every sibling the same), without
-        optimisation, minus the BIC penalty; ``None`` for a candidate without
+        optimisation, on the criterion's scale; ``None`` for a candidate without
         such starts (no fitted parent). As many rows as a fit sees, because the
         scores of a smaller subset rank differently: on a level of
         breast_cancer the best fit ranked 17th of 59 by the 120 rows of
@@ -138,8 +139,8 @@ class LaplaceCandidateFitter(CandidateFitter):
             objective = LaplaceObjective(to_kernel(expr, summary=self.summary), X[rows], y[rows], self.likelihood,
                                          self.mean_bounds)
             value = max(evaluate_starts(objective, thetas))
-        return ScreenScore(float(value - 0.5 * objective.bounds.shape[0] * math.log(rows.size)),
-                           objective.n_evaluations, objective.n_evaluations * rows.size)
+        return self.screen_score(value, expr, objective.bounds.shape[0], rows.size, y.shape[0],
+                                 objective.n_evaluations)
 
     def _subset(self, y, size, rng):
         """Sorted rows of a random subset: stratified by class for labels."""

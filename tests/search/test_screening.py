@@ -120,6 +120,28 @@ def test_classification_prescreen_scores_the_starts_next_to_the_parent_on_the_ro
         assert record.log_marginal_likelihood >= best - 1e-6
 
 
+def test_classification_prescreen_on_a_subset_is_on_the_scale_of_bic_light_on_every_row():
+    """The default criterion counts base kernels, not hyperparameters, and is computed on all the rows: the
+    prescreen's evidence on the fit's 100 optimisation rows is scaled to the 200 and penalised as bic_light."""
+    likelihood = get_likelihood("probit")
+    fitter = LaplaceCandidateFitter(summary=DataSummary.from_data(X), criterion=get_criterion("bic_light"),
+                                    likelihood=likelihood, effort="explore", max_optimize_samples=100)
+    Xs, ys = X[:200], Y_LABELS[:200]
+    parent = fitter(parse("SE(0)"), Xs, ys, 0)
+    hints = fitter.start_hints(parent, Xs, ys, [], [])
+    children = [child for child in GRAMMAR.expand(parent.structure, X.shape[1]) if child.has_values]
+    for seed, child in enumerate(children[:3]):
+        pre = fitter.prescreen(child, Xs, ys, seed, parent.warm_state, hints)
+        rows = fitter._optimization_rows(ys, np.random.default_rng(seed))
+        assert rows.size == 100
+        objective = LaplaceObjective(to_kernel(child, summary=fitter.summary), Xs[rows], ys[rows], likelihood)
+        warm = [theta for start, theta in zip(*fitter._start_thetas(child, hints, parent.warm_state))
+                if start.kind != "cold"]
+        best = max(objective(np.clip(theta, objective.bounds[:, 0], objective.bounds[:, 1])) for theta in warm)
+        assert pre.score == pytest.approx(2 * best - 0.5 * child.n_base_kernels * math.log(200), abs=1e-9)
+        assert pre.evaluated_rows == 100 * pre.n_evaluations
+
+
 class _SeedRecorder:
     """A fitter stub whose scores record the seed (and so the rows) each candidate was scored with."""
 
