@@ -113,7 +113,7 @@ class LaplaceCandidateFitter(CandidateFitter):
                 _, value, _ = optimize_hyperparameters(objective, [thetas[i] for i in best], SCREEN_CANDIDATE_MAXITER,
                                                        ftol=LAPLACE_FTOL)
         if value is None or not np.isfinite(value):
-            return ScreenScore(-np.inf, objective.n_evaluations, objective.n_evaluations * rows.size)
+            value = -np.inf
         return self.screen_score(value, expr, objective.bounds.shape[0], rows.size, y.shape[0],
                                  objective.n_evaluations)
 

@@ -83,7 +83,7 @@ def test_a_series_screened_effort_scores_candidates_on_at_most_half_its_rows():
 def test_the_cheap_score_estimates_the_criterion_on_all_the_rows():
     """Scored on 250 of 800 rows, the cheap score is on the scale of the candidate's BIC on all of them: a log
     likelihood grows with the rows and the penalty with their log, so a subset's own BIC would weigh a
-    hyperparameter 3.3 times as heavily against the fit (and be a third of the criterion here)."""
+    hyperparameter 2.6 times as heavily against the fit (and be a third of the criterion here)."""
     gen = np.random.default_rng(1)
     X_many = gen.uniform(-2, 2, size=(800, 2))
     f_many = np.sin(2 * X_many[:, 0]) + 0.5 * X_many[:, 1]
