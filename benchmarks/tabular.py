@@ -202,7 +202,8 @@ def rule_weights(model_fitter, outcome):
         # stacking of leave-one-out densities discounted by the optimism of hyperparameters fitted on the same
         # rows: k / n nats per row for k hyperparameters (AIC's correction, spread over the rows)
         n_rows = densities.shape[0]
-        w = stacking_weights(densities - loo_optimism(scored, n_rows))
+        flat_on = model_fitter.summary if model_fitter.discount_skips_flat_lengthscales else None
+        w = stacking_weights(densities - loo_optimism(scored, n_rows, flat_on))
         out["stacking-aic"] = [(r, float(x)) for r, x in zip(scored, w) if x >= 1e-6 * w.max()]
         # the default: stacking of the baselines and the structures that clearly beat the best baseline
         margin = model_fitter.baseline_margin_se
@@ -212,10 +213,10 @@ def rule_weights(model_fitter, outcome):
         kept_densities = np.column_stack([densities[:, scored.index(r)] for r in kept])
         if margin is not None:
             # the classifier's rule with the regressor's discount on top (measured 2026-11-28)
-            w = stacking_weights(kept_densities - loo_optimism(kept, n_rows))
+            w = stacking_weights(kept_densities - loo_optimism(kept, n_rows, flat_on))
             out["stacking-clear-aic"] = [(r, float(x)) for r, x in zip(kept, w) if x >= 1e-6 * w.max()]
         if model_fitter.discounts_loo_optimism:  # the regressor's stacking since 2026-11-28
-            kept_densities = kept_densities - loo_optimism(kept, n_rows)
+            kept_densities = kept_densities - loo_optimism(kept, n_rows, flat_on)
         w = stacking_weights(kept_densities)
         out["stacking-clear"] = [(r, float(x)) for r, x in zip(kept, w) if x >= 1e-6 * w.max()]
     return out

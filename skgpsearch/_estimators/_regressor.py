@@ -265,8 +265,8 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
         ``selection="forecast"`` to forecast an irregularly sampled series.
         On at most 100 rows (exact Gaussian regression) ``"loo"`` and
         ``"stacking"`` judge 5-fold cross-validated densities instead: each
-        finalist refitted from its values on four fifths of the rows predicts
-        the fifth left out, stacking takes them undiscounted, and a structure
+        finalist refitted afresh on four fifths of the rows (not from its
+        values, which saw every row) predicts the fifth left out, stacking takes them undiscounted, and a structure
         of the search competes only if it beats the best baseline by a
         standard error; with a few rows per hyperparameter, leave-one-out
         densities at hyperparameters fitted on every row flatter a model

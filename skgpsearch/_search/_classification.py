@@ -214,6 +214,8 @@ class BinaryClassificationModelFitter:
     #: it the ARD and additive kernels' 65 and 129 hyperparameters outweighed the isotropic kernel's 3 on
     #: digits, which predicted better in 9 of 10 one-vs-rest problems; classification guide, "Selection").
     discounts_loo_optimism = True
+    #: Every lengthscale counts, flat or not (measured in _pipeline.FLAT_LENGTHSCALE_SPANS).
+    discount_skips_flat_lengthscales = False
     #: Far worse structures of the search are no finalists (see _pipeline.HOPELESS_FINALIST_GAP).
     hopeless_finalist_gap = _pipeline.HOPELESS_FINALIST_GAP
 

@@ -193,7 +193,9 @@ def test_a_weekly_cycle_in_days_sampled_at_random():
 def test_prediction_matches_sklearn_with_the_fitted_kernel(additive_interaction_data):
     X, y = additive_interaction_data
     X, y = X[:100], y[:100]
-    model = CompositionalGPRegressor(base_kernels=("SE",), max_depth=2, n_restarts=0, random_state=0).fit(X, y)
+    # one model, not a stacked mixture of finalists: its predictions are those of kernel_
+    model = CompositionalGPRegressor(base_kernels=("SE",), max_depth=2, n_restarts=0, random_state=0,
+                                     selection="criterion").fit(X, y)
     # the GP sees the table as warp_inputs="auto" left it (warped or not); predict treats new rows the same way
     warp = model._model_inputs
     reference = GaussianProcessRegressor(model.kernel_, optimizer=None, alpha=0.0, normalize_y=True).fit(warp(X), y)
@@ -972,8 +974,9 @@ def test_a_small_table_judges_its_finalists_by_cross_validation_with_refits():
     assert all(v is None for v in table["loo_log_density"]) and all(v is not None for v in table["cv_log_density"])
     first = int(np.argmax(table["weight"]))  # the model whose kernel_ the estimator exposes
     assert table["structure"][first] == str(model.structure_.without_values())
-    # its score recomputed by scikit-learn: per fold, its GP optimised from the finalist's values on the other
-    # folds' rows, then the log density of each held-out row (noise included, in the target's units)
+    # its score recomputed by scikit-learn: per fold, its GP optimised on the other folds' rows (from the
+    # finalist's values, which our refits forget: both reach the fold's one optimum), then the log density of
+    # each held-out row (noise included, in the target's units)
     z = (y - model._y_train_mean) / model._y_train_std
     noise = model.noise_variance_ / model._y_train_std**2
     total = 0.0

@@ -24,6 +24,7 @@ from skgpsearch._search._pipeline import (SearchPipeline, cross_validation_folds
 from skgpsearch._search._records import FAILED, CandidateRecord
 from skgpsearch.criteria import BIC, CallableCriterion
 from skgpsearch.grammar import SumOfProductsGrammar, parse
+from skgpsearch.kernels import DataSummary
 
 
 def test_successive_halving_keeps_the_better_half_of_distinct_structures():
@@ -98,6 +99,7 @@ class _TableModelFitter:
     extra_initial = ()
     has_loo = True
     discounts_loo_optimism = False
+    discount_skips_flat_lengthscales = True
     cross_validates = False
     hopeless_finalist_gap = None
     conditions_on_all_rows = True
@@ -118,6 +120,7 @@ class _TableModelFitter:
         self.explores_samples, self.explore_fits_are_final = explores_samples, final
         self.baselines = [parse(b) for b in baselines]
         self.max_rows = None
+        self.summary = DataSummary.from_data(self.X)
 
     def _fitter(self, name, fail=False):
         return _TableFitter(self.table, name, self.calls, fail)
@@ -1147,6 +1150,55 @@ def test_a_screened_series_search_gives_its_best_structures_full_effort(monkeypa
                                          random_state=0, n_jobs=1).fit(X, y)
     # (0.79x here: the two finalists' full refits take back part of the saving at this small size)
     assert sum(table["evaluated_rows"]) < 0.95 * sum(reference.search_results_["evaluated_rows"])
+
+
+def test_cross_validation_refits_forget_the_values_fitted_on_the_rows_they_hold_out():
+    # a small table's finalist was fitted on every row, the ones each refit holds out included: its refits start
+    # from the structure's own start pool, so its held-out densities are the same whatever values it carries
+    from skgpsearch._search._regression import RegressionModelFitter, RegressionOptions
+
+    rng = np.random.default_rng(3)
+    X = np.sort(rng.uniform(0, 5, size=(60, 1)), axis=0)
+    y = np.sin(2.5 * X[:, 0]) + 0.3 * X[:, 0] + 0.2 * rng.normal(size=60)
+    model_fitter = RegressionModelFitter(RegressionOptions(), X, y, BIC())
+    assert model_fitter.cross_validates
+    fitted = model_fitter.candidate_fitter(parse("SE(0) + LIN(0)"), X, model_fitter.y, seed=0)
+    assert fitted.ok and fitted.structure.has_values
+    folds = cross_validation_folds(60, seed=2)
+    densities, refits = model_fitter.cross_validated_log_density(fitted, folds, seed=4)
+    unfitted = dataclasses.replace(fitted, structure=fitted.structure.without_values(), warm_state=None)
+    again, _ = model_fitter.cross_validated_log_density(unfitted, folds, seed=4)
+    np.testing.assert_allclose(densities, again, rtol=1e-8)
+    assert len(refits) == len(folds) and all(r.ok for r in refits)
+
+
+def test_the_stacking_discount_does_not_count_lengthscales_flat_on_the_data():
+    from skgpsearch._search._pipeline import FLAT_LENGTHSCALE_SPANS, LOO_OPTIMISM_PER_HYPERPARAMETER, loo_optimism
+    from skgpsearch.grammar import Base
+
+    X = np.column_stack([np.linspace(0, 1, 50), np.linspace(-3, 3, 50), np.linspace(0, 2, 50)])
+    summary = DataSummary.from_data(X)
+    spans = X.max(axis=0) - X.min(axis=0)
+
+    def ard(lengthscales):
+        factors = [Base("SE", c, {"variance": 1.0, "lengthscale": ls}) for c, ls in enumerate(lengthscales)]
+        return factors[0] * factors[1] * factors[2]
+
+    # one lengthscale past FLAT_LENGTHSCALE_SPANS spans of its column, one just below it
+    flat = ard([1.01 * FLAT_LENGTHSCALE_SPANS * spans[0], 0.99 * FLAT_LENGTHSCALE_SPANS * spans[1], 0.5])
+    records = [CandidateRecord(flat, n_hyperparameters=5), CandidateRecord(ard([0.3, 2.0, 0.5]), n_hyperparameters=5)]
+    np.testing.assert_allclose(loo_optimism(records, 50, summary), LOO_OPTIMISM_PER_HYPERPARAMETER * np.array([4, 5]) / 50)
+    # without the rows' summary (the classifier's discount) every lengthscale counts
+    np.testing.assert_allclose(loo_optimism(records, 50), LOO_OPTIMISM_PER_HYPERPARAMETER * np.array([5, 5]) / 50)
+    # a kernel over several columns is flat only beyond the widest of their spans (6, column 1's)
+    isotropic = Base("SE", (0, 1, 2), {"variance": 1.0, "lengthscale": 30.0})
+    wide = Base("SE", (0, 1, 2), {"variance": 1.0, "lengthscale": 61.0})
+    np.testing.assert_allclose(loo_optimism([CandidateRecord(isotropic, n_hyperparameters=3),
+                                             CandidateRecord(wide, n_hyperparameters=3)], 50, summary),
+                               LOO_OPTIMISM_PER_HYPERPARAMETER * np.array([3, 2]) / 50)
+    # a periodic kernel's lengthscale is relative to its period: never flat in this sense
+    periodic = Base("PER", 0, {"variance": 1.0, "lengthscale": 40.0, "period": 0.3})
+    assert loo_optimism([CandidateRecord(periodic, n_hyperparameters=4)], 50, summary)[0] == pytest.approx(4 / 50)
 
 
 def test_the_polish_effort_optimises_a_fitted_structure_from_its_own_values():
