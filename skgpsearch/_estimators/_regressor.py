@@ -263,7 +263,7 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
         or a dose, whose model predicts between its values), and
         ``"criterion"`` with the sparse approximation. Set
         ``selection="forecast"`` to forecast an irregularly sampled series.
-        On at most 100 rows (exact Gaussian regression) ``"loo"`` and
+        On at most 200 rows (exact Gaussian regression) ``"loo"`` and
         ``"stacking"`` judge 5-fold cross-validated densities instead: each
         finalist refitted afresh on four fifths of the rows (not from its
         values, which saw every row) predicts the fifth left out, stacking takes them undiscounted, and a structure
@@ -360,7 +360,7 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
         The structures the final model was chosen from: ``structure``,
         ``criterion``, ``loo_log_density`` (Σ_i log p(y_i | y_−i) at the fitted
         hyperparameters, original units; None unless selected by ``"loo"`` or
-        ``"stacking"`` on more than 100 rows), ``cv_log_density`` (the same
+        ``"stacking"`` on more than 200 rows), ``cv_log_density`` (the same
         sum with each row predicted by the finalist refitted on the other
         folds' rows; None unless ``"loo"`` or ``"stacking"`` cross-validated a
         small table), ``forecast_log_density`` (the log density of the
