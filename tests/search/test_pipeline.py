@@ -1187,7 +1187,8 @@ def test_the_stacking_discount_does_not_count_lengthscales_flat_on_the_data():
     # one lengthscale past FLAT_LENGTHSCALE_SPANS spans of its column, one just below it
     flat = ard([1.01 * FLAT_LENGTHSCALE_SPANS * spans[0], 0.99 * FLAT_LENGTHSCALE_SPANS * spans[1], 0.5])
     records = [CandidateRecord(flat, n_hyperparameters=5), CandidateRecord(ard([0.3, 2.0, 0.5]), n_hyperparameters=5)]
-    np.testing.assert_allclose(loo_optimism(records, 50, summary), LOO_OPTIMISM_PER_HYPERPARAMETER * np.array([4, 5]) / 50)
+    np.testing.assert_allclose(loo_optimism(records, 50, summary),
+                               LOO_OPTIMISM_PER_HYPERPARAMETER * np.array([4, 5]) / 50)
     # without the rows' summary (the classifier's discount) every lengthscale counts
     np.testing.assert_allclose(loo_optimism(records, 50), LOO_OPTIMISM_PER_HYPERPARAMETER * np.array([5, 5]) / 50)
     # a kernel over several columns is flat only beyond the widest of their spans (6, column 1's)
