@@ -266,7 +266,8 @@ class CompositionalGPRegressor(StructureSearchMixin, RegressorMixin, BaseEstimat
         On at most 200 rows (exact Gaussian regression) ``"loo"`` and
         ``"stacking"`` judge 5-fold cross-validated densities instead: each
         finalist refitted afresh on four fifths of the rows (not from its
-        values, which saw every row) predicts the fifth left out, stacking takes them undiscounted, and a structure
+        values, which saw every row) predicts the fifth left out, stacking
+        takes them undiscounted, and a structure
         of the search competes only if it beats the best baseline by a
         standard error; with a few rows per hyperparameter, leave-one-out
         densities at hyperparameters fitted on every row flatter a model

@@ -1313,9 +1313,13 @@ def flat_lengthscales(structure: Expr, summary: DataSummary) -> int:
     count = 0
     for leaf in structure.leaves:
         lengthscale = leaf.params.get("lengthscale")
-        if lengthscale is not None and leaf.columns and not leaf.kind.periodic and \
-                float(lengthscale) > FLAT_LENGTHSCALE_SPANS * float(spans[list(leaf.columns)].max()):
-            count += 1
+        if lengthscale is None or not leaf.columns or leaf.kind.periodic:
+            continue
+        lengthscale = np.atleast_1d(np.asarray(lengthscale, dtype=float))
+        columns = spans[list(leaf.columns)]
+        # one lengthscale shared by the columns, or (a kind registered so) one per column
+        reach = columns.max() if lengthscale.size == 1 else columns
+        count += int(np.sum(lengthscale > FLAT_LENGTHSCALE_SPANS * reach))
     return count
 
 

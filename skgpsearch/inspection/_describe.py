@@ -223,8 +223,8 @@ def _judged_finalist_text(estimator, names, n_rows, chosen, target_class=None):
         lines = [f"The final model was chosen among {len(rows)} finalists by how well each, refitted on "
                  f"{CROSS_VALIDATION_FOLDS - 1} of {CROSS_VALIDATION_FOLDS} parts of the training rows, predicts the "
                  "part left out (cross-validated log density per row, greater is better; the search's criterion "
-                 "beside it). On a table this small the leave-one-out densities at hyperparameters fitted on every row "
-                 "would flatter the most flexible models:"]
+                 "beside it). On a table this small the leave-one-out densities at hyperparameters fitted on every "
+                 "row would flatter the most flexible models:"]
     else:
         lines = [f"The final model was chosen among {len(rows)} finalists by how well each predicts every "
                  "training row from the others (leave-one-out log density per row, greater is better; the "
