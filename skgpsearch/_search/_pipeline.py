@@ -1317,7 +1317,8 @@ def flat_lengthscales(structure: Expr, summary: DataSummary) -> int:
             continue
         lengthscale = np.atleast_1d(np.asarray(lengthscale, dtype=float))
         columns = spans[list(leaf.columns)]
-        # one lengthscale shared by the columns, or (a kind registered so) one per column
+        # one lengthscale shared by the columns, or (a kind registered so) one per column; the widest span, not
+        # DataSummary.range's Euclidean norm of the spans: the rule was measured so
         reach = columns.max() if lengthscale.size == 1 else columns
         count += int(np.sum(lengthscale > FLAT_LENGTHSCALE_SPANS * reach))
     return count
