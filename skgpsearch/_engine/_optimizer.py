@@ -18,7 +18,7 @@ from scipy.optimize import minimize
 
 from ._linalg import NumericalError
 
-__all__ = ["FTOL", "SCREEN_FTOL", "PriorObjective", "StallRule", "amplitude_indices", "deadline_passed",
+__all__ = ["FTOL", "SCREEN_FTOL", "PriorObjective", "StartRace", "StallRule", "amplitude_indices", "deadline_passed",
            "optimize_hyperparameters", "random_starts"]
 
 #: L-BFGS-B stops when the relative change of the objective falls below this
@@ -51,6 +51,40 @@ class StallRule:
 
     def stalled(self, history):
         return len(history) > self.window and history[-1] - history[-1 - self.window] < self.nats
+
+
+@dataclass(frozen=True)
+class StartRace:
+    """Stop a later start's run that, after ``window`` evaluations, still trails the best start before it by more
+    than ``nats`` (see :func:`optimize_hyperparameters`).
+
+    A run that far behind that late seldom overtakes: a start that reaches another basin usually leads or
+    follows within a few nats by then. The margin is wide because some runs crawl along a ridge and then gain
+    tens of nats at once.
+    """
+
+    window: int
+    nats: float
+
+    def trailing(self, incumbent, stall=None):
+        """A run's stop rule (as :class:`StallRule`'s ``stalled``) against ``incumbent``, the best value of the
+        runs before it, and ``stall`` too if given."""
+        return _Trailing(self.window, incumbent - self.nats, stall)
+
+
+@dataclass
+class _Trailing:
+    window: int
+    floor: float
+    stall: StallRule | None = None
+    #: Whether the race (not the stall rule) stopped the run.
+    fired: bool = False
+
+    def stalled(self, history):
+        if len(history) > self.window and history[-1] < self.floor:
+            self.fired = True
+            return True
+        return self.stall is not None and self.stall.stalled(history)
 
 
 def deadline_passed(deadline):
@@ -99,7 +133,7 @@ def random_starts(kernel, theta0, bounds, n_starts, rng, with_noise=True):
 
 def optimize_hyperparameters(
     objective, starts, maxiter=200, screen_objective=None, n_refine=1, ftol=FTOL, screen_maxiter=None,
-    refine_margin=np.inf, deadline=None, stall=None,
+    refine_margin=np.inf, deadline=None, stall=None, race=None, race_stops=None,
 ):
     """Maximise the objective with L-BFGS-B in theta space from several starts.
 
@@ -125,6 +159,13 @@ def optimize_hyperparameters(
     ``stall`` (a :class:`StallRule`, None: none) ends each full-data run
     that stalls, at the best point it evaluated.
 
+    ``race`` (a :class:`StartRace`, None: none), where every start runs to
+    convergence (no screening): each start after the first stops, at the
+    best point it evaluated, once it trails the best start before it as the
+    race says. The starts' order then matters; a caller that splits them over
+    workers must not race them. ``race_stops`` (a list, optional) receives
+    the index of every start the race stopped.
+
     Returns
     -------
     best_theta, best_value : ndarray, float
@@ -134,7 +175,8 @@ def optimize_hyperparameters(
     """
     failures = []
     starts = [np.clip(np.asarray(t, dtype=float), objective.bounds[:, 0], objective.bounds[:, 1]) for t in starts]
-    if len(starts) > n_refine and (screen_objective is not None or screen_maxiter is not None):
+    screening = len(starts) > n_refine and (screen_objective is not None or screen_maxiter is not None)
+    if screening:
         screened = []
         target = objective if screen_objective is None else screen_objective
         for theta0 in starts:
@@ -155,10 +197,15 @@ def optimize_hyperparameters(
         screened.sort(key=lambda item: -item[0])
         starts = [theta for value, theta in screened[:n_refine] if value >= screened[0][0] - refine_margin]
     best_theta, best_value = None, -np.inf
-    for theta0 in starts:
+    for index, theta0 in enumerate(starts):
         if best_theta is not None and deadline_passed(deadline):
             break
-        theta, value = _lbfgsb(objective, theta0, maxiter, failures, ftol=ftol, deadline=deadline, stall=stall)
+        stop = stall
+        if race is not None and not screening and best_theta is not None:
+            stop = race.trailing(best_value, stall)
+        theta, value = _lbfgsb(objective, theta0, maxiter, failures, ftol=ftol, deadline=deadline, stall=stop)
+        if race_stops is not None and isinstance(stop, _Trailing) and stop.fired:
+            race_stops.append(index)
         if theta is not None and value > best_value:
             best_theta, best_value = theta, value
     return best_theta, best_value, failures

@@ -390,6 +390,8 @@ class StructureSearchMixin:
             explore_effort=explore_effort,
             refine_per_level=(_pipeline.REFINE_PER_LEVEL if explore_effort == _pipeline.EXPLORE_EFFORT
                               else _pipeline.SCREENED_REFINE_PER_LEVEL),
+            # a search, not one structure or one level, races the starts of what it fits with full effort
+            start_race=_pipeline.EXPLORE_START_RACE if explore_effort != "full" else None,
             progress=self._progress(),
             criterion_name=criterion.display_name,
             feature_names=getattr(self, "feature_names_in_", None),

@@ -14,7 +14,7 @@ from joblib import effective_n_jobs
 from sklearn.gaussian_process.kernels import Kernel
 
 from .._engine._linalg import NumericalError
-from .._engine._optimizer import FTOL, StallRule, deadline_passed, optimize_hyperparameters
+from .._engine._optimizer import FTOL, StallRule, StartRace, deadline_passed, optimize_hyperparameters
 from ..criteria import SelectionCriterion
 from ..grammar import Expr
 from ..kernels import DataSummary, from_kernel, to_kernel
@@ -24,8 +24,8 @@ from ._starts import StartHints
 
 __all__ = ["CandidateFitter", "EXPLORE_FTOL", "EXPLORE_MAXITER", "EXPLORE_SCREEN_MAXITER", "EXPLORE_SUBSET_FROM_ROWS",
            "EXPLORE_SUBSET_ROWS", "EXPLORE_THEN_POLISH", "SCREENED_FROM_ROWS", "START_SHARDS_BELOW", "STOPPED_BY_BUDGET",
-           "SUBSET_FULL_EFFORT", "full_effort_on_subset", "merge_start_shards", "start_shards", "with_deadline",
-           "with_effort"]
+           "RACED_FULL_EFFORT", "SUBSET_FULL_EFFORT", "full_effort_on_subset", "merge_start_shards", "start_shards",
+           "unraced_fit_args", "with_deadline", "with_effort"]
 
 #: The explore effort: every selected start runs EXPLORE_SCREEN_MAXITER L-BFGS iterations, and the best one
 #: at most EXPLORE_MAXITER more to a loose tolerance (the finalists are then fitted with full effort).
@@ -62,6 +62,10 @@ SCREENED_FROM_ROWS = 300
 #: tolerance and started again, without its curvature pairs and evaluating its start twice: on
 #: benchmarks/tabular.py 4-13 % less time a fold, every error, SMSE and MSLL the same (to 3 decimals).
 EXPLORE_THEN_POLISH = "explore+polish"
+#: The effort of a record fitted with full effort whose start race (``CandidateFitter.start_race``) stopped one
+#: or more of its starts: the same fit is made again with every start (:func:`unraced_fit_args`) where it matters,
+#: for a level's best and for the finalists, as a screened record is fitted again with full effort.
+RACED_FULL_EFFORT = "full, starts raced"
 #: The effort of a record fitted with full effort on a random subset of ``full_effort_max_rows`` rows (its
 #: criterion on every row): the explore stage's refits of each depth's best on large data. The finalists
 #: stage polishes such a record on all rows (see full_effort_on_subset).
@@ -123,6 +127,10 @@ class CandidateFitter:
     #: spreads a long fit over idle workers so; only where the starts are optimised independently of each
     #: other (:meth:`splits_starts`), so that the merged record is the unsplit fit's.
     start_shard: tuple[int, int] | None = None
+    #: Where every start runs to convergence, each start after the first stops once it trails the best start
+    #: before it so (None: every start to convergence; see the search's ``SearchSettings.start_race``). Its
+    #: starts then depend on each other: such a fitter's starts are never split over workers.
+    start_race: StartRace | None = None
 
     # -- what the search loop calls besides __call__ -------------------------------------------
     def start_hints(self, parent: CandidateRecord | None, X: np.ndarray, y: np.ndarray,
@@ -249,6 +257,7 @@ class CandidateFitter:
     def _fit(self, expr, X, y, seed, warm_state, hints):
         rng = np.random.default_rng(seed)
         n = X.shape[0]
+        began_from = (expr, warm_state, hints)
         kernel = to_kernel(expr, summary=self.summary)
         X_opt, y_opt = X, y
         rows = self._optimization_rows(y, rng)
@@ -268,6 +277,7 @@ class CandidateFitter:
         if self.effort == EXPLORE_THEN_POLISH:
             # the best start's run goes on to the full effort's tolerance
             options.update(ftol=self._converged_ftol(screen), stall=self.polish_stall)
+        race_stops = options["race_stops"] = [] if options.get("race") is not None else None
         theta, _, failures = optimize_hyperparameters(objective, starts, maxiter, deadline=self.deadline, **options)
         if theta is None:
             raise NumericalError("; ".join(dict.fromkeys(failures)) or "no start could be optimised")
@@ -292,7 +302,8 @@ class CandidateFitter:
             n_evaluations=objective.n_evaluations + n_screen,
             evaluated_rows=objective.n_evaluations * y_opt.shape[0] + n_screen * (0 if screen is None else
                                                                                    screen.y.shape[0]),
-            effort=self.effort,
+            effort=RACED_FULL_EFFORT if race_stops else self.effort,
+            raced_from=began_from if race_stops else None,
             **fields,
         )
         if stopped_by_deadline:
@@ -357,6 +368,17 @@ def _merged(records):
     return dataclasses.replace(best, n_evaluations=sum(r.n_evaluations for r in fitted),
                                evaluated_rows=sum(r.evaluated_rows for r in fitted),
                                fit_time=sum(r.fit_time for r in fitted))
+
+
+def unraced_fit_args(record: CandidateRecord, structure: Expr, seed: int, warm_state: Any,
+                     hints: StartHints | None = None) -> tuple:
+    """``(structure, seed, warm_state, hints)`` of a full-effort refit of ``record``: those given, or for a
+    record whose starts were raced (RACED_FULL_EFFORT) those its fit began from, so that the refit is that very
+    fit with every start run to its end."""
+    if record.raced_from is None:
+        return structure, seed, warm_state, hints
+    began, warm, began_hints = record.raced_from
+    return began, record.seed, warm, began_hints
 
 
 def with_deadline(fitter: CandidateFitter, deadline: float) -> CandidateFitter:

@@ -188,7 +188,7 @@ class RegressionCandidateFitter(CandidateFitter):
     def splits_starts(self, n_rows):
         """Full effort below ``MIN_SUBSET_SCREEN`` optimisation rows (or without ``screen_starts``): every
         start runs to convergence on its own."""
-        if self.effort != "full":
+        if self.effort != "full" or self.start_race is not None:
             return False
         rows = n_rows if self.max_optimize_samples is None else min(n_rows, self.max_optimize_samples)
         return not self.screen_starts or rows < MIN_SUBSET_SCREEN
@@ -240,7 +240,7 @@ class RegressionCandidateFitter(CandidateFitter):
         return dict(
             screen_objective=screen if self.screen_starts else None,
             screen_maxiter=SCREEN_MAXITER if self.screen_starts and screen is not None else None,
-            n_refine=N_REFINE, refine_margin=REFINE_MARGIN,
+            n_refine=N_REFINE, refine_margin=REFINE_MARGIN, race=self.start_race,
         )
 
     def _noise_init(self, warm_state):

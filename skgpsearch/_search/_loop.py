@@ -25,9 +25,10 @@ import numpy as np
 from joblib import effective_n_jobs
 from sklearn.utils.parallel import Parallel, delayed
 
+from .._engine._optimizer import StartRace
 from ..grammar import Expr, Grammar
 from ._candidate_fitter import SUBSET_FULL_EFFORT, CandidateFitter, full_effort_on_subset, merge_start_shards
-from ._candidate_fitter import start_shards, with_deadline, with_effort
+from ._candidate_fitter import start_shards, unraced_fit_args, with_deadline, with_effort
 from ._progress import LevelReport, ProgressCallback
 from ._records import FAILED, OK, SCREENED_OUT, CandidateRecord, ScreenScore, candidate_seed
 
@@ -579,8 +580,8 @@ def merge_full_effort_refit(record: CandidateRecord, refit: CandidateRecord,
     its ``effort`` says how hard it is now fitted ("full", or SUBSET_FULL_EFFORT after a refit on a subset)."""
     kept = refit if refit.ok and refit.log_marginal_likelihood >= record.log_marginal_likelihood else record
     return dataclasses.replace(
-        kept, effort=effort, depth=record.depth, parent=record.parent, parent_index=record.parent_index,
-        baseline=record.baseline,
+        kept, effort=effort, raced_from=None, depth=record.depth, parent=record.parent,
+        parent_index=record.parent_index, baseline=record.baseline,
         n_evaluations=record.n_evaluations + refit.n_evaluations,
         evaluated_rows=record.evaluated_rows + refit.evaluated_rows, fit_time=record.fit_time + refit.fit_time,
     )
@@ -698,10 +699,12 @@ class ParallelCandidateFits:
         subset = full_effort_on_subset(self.full_fitter, self.X.shape[0]) if self.fitter.effort == "explore" else None
         fitter = self.full_fitter if subset is None else subset
         shards = start_shards(fitter, len(pairs), self.X.shape[0], self.n_jobs)
+        # (a raced record's refit is its own fit again, with every start: see RACED_FULL_EFFORT)
+        args = [unraced_fit_args(record, record.structure, candidate_seed(self.base_seed, c.structure),
+                                 self._warm_state(c), c.hints) for c, record in pairs]
         refits = Parallel(n_jobs=self.n_jobs, prefer=self.prefer)(
-            delayed(shard)(record.structure, self.X, self.y, candidate_seed(self.base_seed, c.structure),
-                           self._warm_state(c), c.hints)
-            for c, record in pairs for shard in shards
+            delayed(shard)(structure, self.X, self.y, seed, warm_state, hints)
+            for structure, seed, warm_state, hints in args for shard in shards
         )
         return merge_start_shards(refits, len(shards)), "full" if subset is None else SUBSET_FULL_EFFORT
 
@@ -747,6 +750,9 @@ class SearchSettings:
     #: explored candidates it then fits with full effort.
     explore_effort: str = "full"
     refine_per_level: int = 2
+    #: The explore stage's candidates fitted with full effort (a series of fewer than SCREENED_FROM_ROWS rows)
+    #: race their starts so (see _pipeline.EXPLORE_START_RACE; None: every start to convergence).
+    start_race: StartRace | None = None
     #: Under a time budget, fit one ARD kernel before the search (see SearchPipeline._baseline_first).
     baseline_first: bool = True
     progress: ProgressCallback | None = None
@@ -772,6 +778,9 @@ def run_search(fitter: CandidateFitter, X: np.ndarray, y: np.ndarray, grammar: G
     initial = list(grammar.initial(n_features))
     initial += [expr for expr in extra_initial if expr not in initial]
     explore = with_effort(fitter, settings.explore_effort, X.shape[0])
+    if settings.start_race is not None and isinstance(explore, CandidateFitter) and explore.effort == "full":
+        # (the depth bests' and the finalists' full-effort refits keep every start: they use ``fitter``)
+        explore = dataclasses.replace(explore, start_race=settings.start_race)
     fits = ParallelCandidateFits(
         explore, X, y, base_seed=base_seed, n_jobs=settings.n_jobs, prefer=settings.prefer,
         period_columns=grammar.period_columns(n_features), change_columns=grammar.change_columns(n_features),
@@ -800,8 +809,9 @@ def run_search(fitter: CandidateFitter, X: np.ndarray, y: np.ndarray, grammar: G
         reserve=reserve,
         min_improvement=settings.min_improvement,
         multiplicity_penalty=settings.multiplicity_penalty,
-        # (the "screened" effort only where it differs from the full one: see with_effort)
-        refine=fits.refine if explore.effort != "full" else None,
+        # (the "screened" effort only where it differs from the full one: see with_effort; a raced full effort
+        # fits a level's best again with every start where the race stopped some, RACED_FULL_EFFORT)
+        refine=fits.refine if explore.effort != "full" or getattr(explore, "start_race", None) else None,
         refine_per_level=settings.refine_per_level,
         n_jobs=settings.n_jobs,
         refine_cost=full_effort_cost(explore, X.shape[0]),

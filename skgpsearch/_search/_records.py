@@ -110,9 +110,10 @@ class CandidateRecord:
         The cheap score of a screened-out candidate.
     diagnostics : tuple of str
         Degenerate features of the optimum (see :func:`skgpsearch._search._diagnostics.diagnose`).
-    effort : {"full", "screened", "explore", "polish", "explore+polish", "full on a subset"}
+    effort : {"full", "full, starts raced", "screened", "explore", "polish", "explore+polish", "full on a subset"}
         How hard its hyperparameters were optimised: today's start pool to
-        convergence, the same starts screened on runs of a series before the
+        convergence, the same with starts stopped by the explore stage's race
+        (see ``CandidateFitter.start_race``), the same starts screened on runs of a series before the
         best are optimised on all rows, the explore stage's few starts and
         iterations, only from its own values (a structure fitted with full
         effort on fewer rows, refitted on more), the explore stage's starts
@@ -121,6 +122,10 @@ class CandidateRecord:
         to convergence on a random subset of the rows (a depth's best on a
         table of 2000 rows or more; a finalist is then polished on all rows,
         and its effort is "full").
+    raced_from : tuple or None
+        ``(structure, warm_state, hints)`` the fit began from, with ``seed``:
+        kept where its start race stopped starts, so that the same fit can be
+        made again with every start (see ``CandidateFitter.start_race``).
     predictive_score : float or None
         A finalist's leave-one-out log predictive density Σ_i log p(y_i | y_−i)
         at its fitted hyperparameters (set by the select stage; None otherwise).
@@ -149,6 +154,7 @@ class CandidateRecord:
     screen_score: float | None = None
     diagnostics: tuple = ()
     effort: str = "full"
+    raced_from: tuple | None = None
     predictive_score: float | None = None
     baseline: bool = False
 

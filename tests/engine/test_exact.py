@@ -16,7 +16,7 @@ from skgpsearch._engine._kernel_tree import KernelTree, _PeriodicLeaf
 from skgpsearch._engine._linalg import NumericalError, cholesky_inverse, cholesky_lower, jittered_cholesky
 from skgpsearch._engine._periodogram import dominant_period
 from skgpsearch._engine._exact import GPPosterior, RegressionObjective
-from skgpsearch._engine._optimizer import StallRule, optimize_hyperparameters, random_starts
+from skgpsearch._engine._optimizer import StallRule, StartRace, optimize_hyperparameters, random_starts
 from skgpsearch.grammar import parse
 from skgpsearch.kernels import ActiveColumns, DataSummary, to_kernel
 
@@ -481,6 +481,38 @@ def test_a_stall_rule_ends_a_run_at_the_first_window_that_gained_too_little():
     best = np.maximum.accumulate(stalled.values)
     gains = best[rule.window:] - best[:-rule.window]
     assert gains[-1] < rule.nats and np.all(gains[:-1] >= rule.nats)
+
+
+def test_a_start_race_stops_a_later_start_that_trails_the_best_before_it():
+    near, far = np.full(6, 0.9), np.array([-4.0, 4.0, -4.0, 4.0, -4.0, 4.0])
+    race = StartRace(window=5, nats=1.0)
+    plain, raced = _NegativeRosenbrock(), _NegativeRosenbrock()
+    _, plain_value, _ = optimize_hyperparameters(plain, [near, far])
+    theta, value, _ = optimize_hyperparameters(raced, [near, far], race=race)
+    # the first start reaches the optimum (0) either way; the far start's run is cut short
+    assert value == pytest.approx(plain_value) and value > -1e-6
+    assert raced.n_evaluations < plain.n_evaluations
+    alone = _NegativeRosenbrock()
+    optimize_hyperparameters(alone, [near])
+    second = np.maximum.accumulate(raced.values[alone.n_evaluations:])
+    # ... once its optimiser has made `window` evaluations (after the start's own) and still trails by `nats`
+    assert second.size == 1 + race.window and second[-1] < value - race.nats
+
+
+def test_a_start_race_keeps_a_later_start_that_leads():
+    far, near = np.array([-4.0, 4.0, -4.0, 4.0, -4.0, 4.0]), np.full(6, 0.9)
+    plain, raced = _NegativeRosenbrock(), _NegativeRosenbrock()
+    plain_theta, plain_value, _ = optimize_hyperparameters(plain, [far, near])
+    theta, value, _ = optimize_hyperparameters(raced, [far, near], race=StartRace(window=5, nats=1.0))
+    assert value == plain_value and np.array_equal(theta, plain_theta)
+    assert raced.values == plain.values
+    # and screened starts (ranked against each other) are never raced
+    plain, raced = _NegativeRosenbrock(), _NegativeRosenbrock()
+    starts = [far, near, -far]
+    plain_result = optimize_hyperparameters(plain, starts, screen_maxiter=5, n_refine=2, refine_margin=np.inf)
+    raced_result = optimize_hyperparameters(raced, starts, screen_maxiter=5, n_refine=2, refine_margin=np.inf,
+                                            race=StartRace(window=1, nats=0.0))
+    assert raced.values == plain.values and raced_result[1] == plain_result[1]
 
 
 def test_random_starts_lie_inside_the_bounds():

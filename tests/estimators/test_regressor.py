@@ -15,6 +15,7 @@ from sklearn.gaussian_process.kernels import WhiteKernel
 from skgpsearch import CompositionalGPClassifier, CompositionalGPRegressor, RepeatedRowsWarning
 from skgpsearch._estimators._base import distinct_rows
 from skgpsearch._search import _pipeline as pipeline_module
+from skgpsearch.datasets import load_airline
 from skgpsearch._search._regression import CROSS_VALIDATION_ROWS, NOISE_BOUNDS
 from skgpsearch.grammar import CompositionalGrammar, FixedStructureGrammar, SumOfProductsGrammar, parse
 from skgpsearch.kernels import to_kernel
@@ -1577,3 +1578,31 @@ def test_a_criterion_weighted_average_counts_a_structure_fitted_twice_once():
     assert structures == [s for s, _ in top]
     expected = np.exp(np.array([c for _, c in top]) - top[0][1])
     np.testing.assert_allclose(model.model_weights_, expected / expected.sum(), rtol=1e-9)
+
+
+@pytest.mark.slow  # two whole searches of a real series
+def test_a_short_series_races_its_candidates_starts_and_refits_its_raced_finalists_with_every_start(monkeypatch):
+    # a series under 300 rows fits every candidate with the full start pool; a start that trails the best before
+    # it by 30 nats after 50 evaluations stops there, and a finalist whose fit lost starts so is fitted again
+    X, y = load_airline(return_X_y=True)
+    outcomes = []
+    run = pipeline_module.SearchPipeline.run
+
+    def recording_run(self, *args, **kwargs):
+        outcomes.append(run(self, *args, **kwargs))
+        return outcomes[-1]
+
+    monkeypatch.setattr(pipeline_module.SearchPipeline, "run", recording_run)
+    CompositionalGPRegressor(random_state=0, n_jobs=1).fit(X, y)
+    [raced_search] = outcomes
+    raced = [r for r in raced_search.search.records if r.effort == pipeline_module.RACED_FULL_EFFORT]
+    assert raced and all(r.raced_from is not None for r in raced)
+    assert all(r.effort != pipeline_module.RACED_FULL_EFFORT for r in raced_search.finalists)
+    # without the race: the same search result (within half a nat), at a higher cost
+    monkeypatch.setattr(pipeline_module, "EXPLORE_START_RACE", None)
+    CompositionalGPRegressor(random_state=0, n_jobs=1).fit(X, y)
+    plain_search = outcomes[1]
+    assert not any(r.effort == pipeline_module.RACED_FULL_EFFORT for r in plain_search.search.records)
+    assert raced_search.best.criterion >= plain_search.best.criterion - 0.5
+    evaluations = [sum(r.n_evaluations for r in o.search.records) for o in outcomes]
+    assert evaluations[0] < 0.9 * evaluations[1]

@@ -5,9 +5,11 @@ import dataclasses
 import numpy as np
 import pytest
 
-from skgpsearch._search._candidate_fitter import merge_start_shards, start_shards
+from skgpsearch._engine._optimizer import StartRace
+from skgpsearch._search._candidate_fitter import RACED_FULL_EFFORT, merge_start_shards, start_shards, unraced_fit_args
 from skgpsearch._search._exact_fitter import MIN_SUBSET_SCREEN, RegressionCandidateFitter
 from skgpsearch._search._laplace_fitter import LaplaceCandidateFitter
+from skgpsearch._search._pipeline import EXPLORE_START_RACE
 from skgpsearch.criteria import get_criterion
 from skgpsearch.grammar import parse
 from skgpsearch.kernels import DataSummary
@@ -68,6 +70,26 @@ def test_only_independent_starts_are_split():
     assert start_shards(full, 4, X.shape[0], n_jobs=2) == [full]
     assert start_shards(full, 1, X.shape[0], n_jobs=1) == [full]
     assert start_shards(_fitter(effort="screened"), 1, X.shape[0], n_jobs=2)[0].start_shard is None
+    # a race makes each start depend on those before it
+    raced = _fitter(start_race=StartRace(window=50, nats=30.0))
+    assert not raced.splits_starts(X.shape[0]) and start_shards(raced, 1, X.shape[0], n_jobs=2) == [raced]
+
+
+def test_a_raced_fit_of_a_candidate_keeps_its_best_start_for_fewer_evaluations():
+    """The default race (each start after the first stops once it trails the best before it by 30 nats after 50
+    evaluations), with random restarts besides the structure's start pool."""
+    structure = parse("SE(0) + PER(0)")
+    whole = _fitter(n_restarts=6)(structure, X, Y, seed=3)
+    raced = _fitter(n_restarts=6, start_race=EXPLORE_START_RACE)(structure, X, Y, seed=3)
+    assert raced.ok and raced.n_evaluations < whole.n_evaluations
+    assert raced.log_marginal_likelihood >= whole.log_marginal_likelihood - 0.5
+    # the record says so, and keeps what its fit began from: made again with every start, it is the unraced fit
+    assert raced.effort == RACED_FULL_EFFORT and whole.effort == "full" and whole.raced_from is None
+    began, seed, warm_state, hints = unraced_fit_args(raced, raced.structure, 0, None)
+    assert began == structure and seed == 3
+    again = _fitter(n_restarts=6)(began, X, Y, seed, warm_state, hints)
+    np.testing.assert_array_equal(again.theta, whole.theta)
+    assert again.n_evaluations == whole.n_evaluations
 
 
 @pytest.mark.slow  # over 3 s on 2 cores
