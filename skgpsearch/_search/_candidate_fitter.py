@@ -23,9 +23,9 @@ from ._records import FAILED, CandidateRecord, ScreenScore, criterion_value, run
 from ._starts import StartHints
 
 __all__ = ["CandidateFitter", "EXPLORE_FTOL", "EXPLORE_MAXITER", "EXPLORE_SCREEN_MAXITER", "EXPLORE_SUBSET_FROM_ROWS",
-           "EXPLORE_SUBSET_ROWS", "EXPLORE_THEN_POLISH", "SCREENED_FROM_ROWS", "START_SHARDS_BELOW", "STOPPED_BY_BUDGET",
-           "RACED_FULL_EFFORT", "SUBSET_FULL_EFFORT", "full_effort_on_subset", "merge_start_shards", "start_shards",
-           "unraced_fit_args", "with_deadline", "with_effort"]
+           "EXPLORE_SUBSET_ROWS", "EXPLORE_THEN_POLISH", "RACED_FULL_EFFORT", "SCREENED_FROM_ROWS",
+           "START_SHARDS_BELOW", "STOPPED_BY_BUDGET", "SUBSET_FULL_EFFORT", "full_effort_on_subset",
+           "merge_start_shards", "start_shards", "unraced_fit_args", "with_deadline", "with_effort"]
 
 #: The explore effort: every selected start runs EXPLORE_SCREEN_MAXITER L-BFGS iterations, and the best one
 #: at most EXPLORE_MAXITER more to a loose tolerance (the finalists are then fitted with full effort).

@@ -113,15 +113,15 @@ class CandidateRecord:
     effort : {"full", "full, starts raced", "screened", "explore", "polish", "explore+polish", "full on a subset"}
         How hard its hyperparameters were optimised: today's start pool to
         convergence, the same with starts stopped by the explore stage's race
-        (see ``CandidateFitter.start_race``), the same starts screened on runs of a series before the
-        best are optimised on all rows, the explore stage's few starts and
-        iterations, only from its own values (a structure fitted with full
-        effort on fewer rows, refitted on more), the explore stage's starts
-        and iterations with the best then optimised to convergence (the
-        baselines; the regressor's on two or more columns), or the start pool
-        to convergence on a random subset of the rows (a depth's best on a
-        table of 2000 rows or more; a finalist is then polished on all rows,
-        and its effort is "full").
+        (see ``CandidateFitter.start_race``), the same starts screened on runs
+        of a series before the best are optimised on all rows, the explore
+        stage's few starts and iterations, only from its own values (a
+        structure fitted with full effort on fewer rows, refitted on more),
+        the explore stage's starts and iterations with the best then
+        optimised to convergence (the baselines; the regressor's on two or
+        more columns), or the start pool to convergence on a random subset of
+        the rows (a depth's best on a table of 2000 rows or more; a finalist
+        is then polished on all rows, and its effort is "full").
     raced_from : tuple or None
         ``(structure, warm_state, hints)`` the fit began from, with ``seed``:
         kept where its start race stopped starts, so that the same fit can be
